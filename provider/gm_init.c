@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Provider entry point: fi_prov_ini, parameters, and the provider object. */
+#include "gm.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gm_net.h"
+
+static int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+		      const struct fi_info *hints, struct fi_info **info);
+static int gm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+static void gm_cleanup(void);
+
+struct fi_provider gm_prov = {
+	.version = GM_PROV_VERSION,
+	.fi_version = GM_FI_VERSION,
+	.name = GM_PROV_NAME,
+	.getinfo = gm_getinfo,
+	.fabric = gm_fabric_open,
+	.cleanup = gm_cleanup,
+};
+
+struct gm_params gm_params = {
+	.ethertype = GM_ETHERTYPE_DEFAULT,
+	.dq = true,
+	.low_share = 8,
+	.default_class = GM_CLASS_HIGH,
+	.window = 256,
+	.rto_us = 2000,
+	.peer_timeout_ms = 10000,
+	.rx_ring_kb = 8192,
+	.rndv_threshold = 65536,
+};
+
+static void gm_params_define(void)
+{
+	fi_param_define(&gm_prov, "iface", FI_PARAM_STRING,
+			"Ethernet interface(s) to use, comma separated (default: every up, "
+			"non-loopback Ethernet interface)");
+	fi_param_define(&gm_prov, "ethertype", FI_PARAM_INT,
+			"EtherType of gamma frames (default: 0x88B5)");
+	fi_param_define(&gm_prov, "dq", FI_PARAM_BOOL,
+			"Double queue: serve high-class traffic before low-class (default: 1; "
+			"0 = one FIFO)");
+	fi_param_define(&gm_prov, "low_share", FI_PARAM_INT,
+			"Starvation guard: when both queues wait, send one low-class frame after "
+			"this many high-class frames (default: 8)");
+	fi_param_define(&gm_prov, "default_class", FI_PARAM_STRING,
+			"Traffic class of endpoints whose tclass is FI_TC_UNSPEC: high or low "
+			"(default: high)");
+	fi_param_define(&gm_prov, "window", FI_PARAM_INT,
+			"Frames in flight per peer before the sender waits for acks (default: 256)");
+	fi_param_define(&gm_prov, "rto", FI_PARAM_INT,
+			"Initial retransmission timeout in microseconds (default: 2000)");
+	fi_param_define(&gm_prov, "peer_timeout", FI_PARAM_INT,
+			"Milliseconds without an ack before a peer is declared dead and its "
+			"operations complete with FI_EIO (default: 10000)");
+	fi_param_define(&gm_prov, "rx_ring", FI_PARAM_INT,
+			"Receive ring size in KiB (default: 8192)");
+	fi_param_define(&gm_prov, "rndv_threshold", FI_PARAM_SIZE_T,
+			"Messages at least this large use rendezvous: the receiver pulls them "
+			"once matched (default: 65536)");
+	fi_param_define(&gm_prov, "stats", FI_PARAM_BOOL,
+			"Print frame, retransmission and drop counters when a domain closes "
+			"(default: 0)");
+}
+
+static void gm_params_read(void)
+{
+	char *s = NULL;
+	int v;
+
+	if (!fi_param_get_str(&gm_prov, "iface", &s) && s && *s)
+		gm_params.iface = s;
+	if (!fi_param_get_int(&gm_prov, "ethertype", &v))
+		gm_params.ethertype = v;
+	if (!fi_param_get_bool(&gm_prov, "dq", &v))
+		gm_params.dq = v;
+	if (!fi_param_get_int(&gm_prov, "low_share", &v) && v > 0)
+		gm_params.low_share = v;
+	s = NULL;
+	if (!fi_param_get_str(&gm_prov, "default_class", &s) && s) {
+		if (!strcasecmp(s, "low"))
+			gm_params.default_class = GM_CLASS_LOW;
+		else if (!strcasecmp(s, "high"))
+			gm_params.default_class = GM_CLASS_HIGH;
+		else
+			GM_WARN(FI_LOG_CORE, "FI_GAMMA_DEFAULT_CLASS=%s: expected high or low; using high\n", s);
+	}
+	if (!fi_param_get_int(&gm_prov, "window", &v) && v > 0)
+		gm_params.window = v;
+	if (!fi_param_get_int(&gm_prov, "rto", &v) && v > 0)
+		gm_params.rto_us = v;
+	if (!fi_param_get_int(&gm_prov, "peer_timeout", &v) && v > 0)
+		gm_params.peer_timeout_ms = v;
+	if (!fi_param_get_int(&gm_prov, "rx_ring", &v) && v > 0)
+		gm_params.rx_ring_kb = v;
+	size_t z;
+	if (!fi_param_get_size_t(&gm_prov, "rndv_threshold", &z))
+		gm_params.rndv_threshold = z;
+	if (!fi_param_get_bool(&gm_prov, "stats", &v))
+		gm_params.stats = v;
+}
+
+static int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+		      const struct fi_info *hints, struct fi_info **info)
+{
+	*info = NULL;
+	return -FI_ENODATA;
+}
+
+static int gm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static void gm_cleanup(void)
+{
+}
+
+FI_EXT_INI
+{
+	gm_params_define();
+	gm_params_read();
+	return &gm_prov;
+}

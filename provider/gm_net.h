@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * gm_net: the provider's lower half — a reliable, ordered frame service over
+ * raw Ethernet, in the spirit of rxd over udp.
+ *
+ *   gm_net   one per (process, interface): owns the AF_PACKET socket and its
+ *            rings (gm_link.c), the two-priority transmit queues (gm_dq.c)
+ *            and every port opened on it.  A libfabric domain holds one.
+ *   gm_port  one per endpoint: a port number on the interface, allocated
+ *            race-free across processes and released when the process dies.
+ *   gm_peer  reliability state between one local port and one remote
+ *            (MAC, port): sequence numbers, acks, retransmission, window
+ *            (gm_rel.c).  Created on first send to, or first frame from, it.
+ *
+ * The upper half (messages, matching, libfabric objects) sees only this
+ * header: it hands sequenced frames to gm_peer_send() and gets them back on
+ * the other side through gm_port_ops.recv(), exactly once and in order.
+ *
+ * Locking: none inside.  The caller serializes every call on one gm_net
+ * (the domain lock).  Callbacks run inside gm_net_progress() and may call
+ * gm_peer_send().
+ *
+ * Errors are negative libfabric codes (-FI_EAGAIN, -FI_ENODEV, ...).
+ */
+#ifndef GM_NET_H
+#define GM_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "gm_wire.h"
+
+/* The raw address of an endpoint: what fi_getname returns, 8 bytes. */
+struct gm_addr {
+	uint8_t mac[6];
+	uint16_t port; /* host order */
+};
+
+enum gm_class { GM_CLASS_HIGH = 0, GM_CLASS_LOW = 1 };
+
+struct gm_net_params {
+	const char *ifname;      /* FI_GAMMA_IFACE (one name) */
+	uint16_t ethertype;      /* FI_GAMMA_ETHERTYPE */
+	bool dq;                 /* FI_GAMMA_DQ: two queues (true) or one FIFO */
+	unsigned low_share;      /* FI_GAMMA_LOW_SHARE: 1 low frame per N high when both wait */
+	unsigned window;         /* FI_GAMMA_WINDOW: frames in flight per peer */
+	unsigned rto_us;         /* FI_GAMMA_RTO: initial retransmit timeout */
+	unsigned peer_timeout_ms;/* FI_GAMMA_PEER_TIMEOUT: silence before a peer is failed */
+	unsigned rx_ring_kb;     /* FI_GAMMA_RX_RING: receive ring size */
+};
+
+struct gm_net;
+struct gm_port;
+struct gm_peer;
+
+/*
+ * A frame delivered to the upper half.  hdr is decoded to host order; body
+ * points at the type-specific header (still in wire order, decode it with
+ * gm_wire.h) followed by the payload.  Valid only during the callback.
+ */
+struct gm_rx_frame {
+	const struct gm_hdr *hdr;
+	const void *body;
+	size_t body_len;
+};
+
+struct gm_port_ops {
+	/* A sequenced frame from peer, in order, exactly once. */
+	void (*recv)(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f);
+	/* The frame sent with this cookie was acknowledged by the peer. */
+	void (*acked)(void *ctx, struct gm_peer *peer, void *cookie);
+	/*
+	 * The peer stopped answering (no ack for peer_timeout_ms) or restarted.
+	 * Every unacked frame is dropped; their cookies are passed to
+	 * failed_frame() first so the upper half can complete them in error.
+	 */
+	void (*failed_frame)(void *ctx, struct gm_peer *peer, void *cookie, int err);
+	void (*peer_failed)(void *ctx, struct gm_peer *peer, int err);
+};
+
+/* Counters a user can read (FI_GAMMA_STATS=1 prints them at close). */
+struct gm_net_stats {
+	uint64_t tx_frames, rx_frames, tx_bytes, rx_bytes;
+	uint64_t retransmits, fast_retransmits, timeouts;
+	uint64_t dup_dropped, ooo_buffered, acks_sent, acks_rcvd;
+	uint64_t bad_csum, bad_hdr, bad_port, bad_key, bad_version;
+	uint64_t ring_full_drops, peers_failed;
+	uint64_t tx_high, tx_low;
+};
+
+int gm_net_open(const struct gm_net_params *p, struct gm_net **out);
+void gm_net_close(struct gm_net *net);
+void gm_net_mac(const struct gm_net *net, uint8_t mac[6]);
+/* Largest gm_hdr.len this interface carries (MTU minus struct gm_hdr). */
+size_t gm_net_max_body(const struct gm_net *net);
+/* Receive, deliver, acknowledge, retransmit, transmit.  Returns events done. */
+int gm_net_progress(struct gm_net *net);
+/* Block up to timeout_ms (-1: forever) until progress may do something. */
+int gm_net_wait(struct gm_net *net, int timeout_ms);
+/* A descriptor that polls readable when gm_net_progress has work. */
+int gm_net_fd(const struct gm_net *net);
+void gm_net_get_stats(const struct gm_net *net, struct gm_net_stats *st);
+
+/* port 0: any free port.  key: job key stamped on and required of frames. */
+int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, uint32_t key,
+		 const struct gm_port_ops *ops, void *ctx, struct gm_port **out);
+void gm_port_close(struct gm_port *port);
+uint16_t gm_port_num(const struct gm_port *port);
+
+struct gm_peer *gm_peer_get(struct gm_port *port, const struct gm_addr *remote);
+const struct gm_addr *gm_peer_addr(const struct gm_peer *peer);
+void gm_peer_set_ctx(struct gm_peer *peer, void *ctx);
+void *gm_peer_ctx(const struct gm_peer *peer);
+/* True while the peer can take another frame (window and buffers). */
+bool gm_peer_can_send(const struct gm_peer *peer);
+
+/*
+ * Queue one sequenced frame of the given type to peer: thdr (the encoded
+ * type-specific header, thdr_len bytes) followed by the iov payload.  The
+ * data is copied, so the caller's buffers are free on return.  The total
+ * must fit gm_net_max_body().  Returns 0, -FI_EAGAIN when the window is
+ * full (retry after progress), or -FI_EIO when the peer has failed.
+ */
+int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t thdr_len,
+		 const struct iovec *iov, size_t iov_cnt, void *cookie);
+
+#endif /* GM_NET_H */

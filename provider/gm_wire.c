@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Codec for gm_wire.h: byte order, validation and the frame checksum. */
+#include "gm_wire.h"
+
+#include <endian.h>
+#include <string.h>
+
+size_t gm_wire_type_hlen(uint8_t type)
+{
+	switch (type) {
+	case GM_FT_ACK:
+		return sizeof(struct gm_ack_body);
+	case GM_FT_EAGER:
+	case GM_FT_START:
+	case GM_FT_RTS:
+		return sizeof(struct gm_msg_hdr);
+	case GM_FT_FRAG:
+	case GM_FT_RDATA:
+		return sizeof(struct gm_frag_hdr);
+	case GM_FT_CTS:
+		return sizeof(struct gm_cts_hdr);
+	default:
+		return 0;
+	}
+}
+
+void gm_hdr_encode(void *buf, const struct gm_hdr *h)
+{
+	struct gm_hdr w = {
+		.version = h->version,
+		.type = h->type,
+		.flags = h->flags,
+		.rsvd = 0,
+		.dst_port = htobe16(h->dst_port),
+		.src_port = htobe16(h->src_port),
+		.key = htobe32(h->key),
+		.session = htobe32(h->session),
+		.seq = htobe32(h->seq),
+		.ack = htobe32(h->ack),
+		.len = htobe16(h->len),
+		.wnd = htobe16(h->wnd),
+		.csum = htobe32(h->csum),
+	};
+	memcpy(buf, &w, sizeof(w));
+}
+
+int gm_hdr_decode(const void *frame, size_t frame_len, struct gm_hdr *h)
+{
+	struct gm_hdr w;
+
+	if (frame_len < sizeof(w))
+		return GM_WIRE_ESHORT;
+	memcpy(&w, frame, sizeof(w));
+	h->version = w.version;
+	h->type = w.type;
+	h->flags = w.flags;
+	h->rsvd = w.rsvd;
+	h->dst_port = be16toh(w.dst_port);
+	h->src_port = be16toh(w.src_port);
+	h->key = be32toh(w.key);
+	h->session = be32toh(w.session);
+	h->seq = be32toh(w.seq);
+	h->ack = be32toh(w.ack);
+	h->len = be16toh(w.len);
+	h->wnd = be16toh(w.wnd);
+	h->csum = be32toh(w.csum);
+	if (h->version != GM_WIRE_VERSION)
+		return GM_WIRE_EVERSION;
+	if (h->type == 0 || h->type >= GM_FT_MAX)
+		return GM_WIRE_ETYPE;
+	/* Ethernet pads short frames, so the frame may be longer than len. */
+	if (sizeof(w) + (size_t)h->len > frame_len)
+		return GM_WIRE_ELEN;
+	if (h->len < gm_wire_type_hlen(h->type))
+		return GM_WIRE_ESHORT;
+	return GM_WIRE_OK;
+}
+
+void gm_msg_hdr_encode(void *buf, const struct gm_msg_hdr *m)
+{
+	struct gm_msg_hdr w = {
+		.msg_id = htobe32(m->msg_id),
+		.mflags = htobe32(m->mflags),
+		.tag = htobe64(m->tag),
+		.data = htobe64(m->data),
+		.msg_len = htobe64(m->msg_len),
+	};
+	memcpy(buf, &w, sizeof(w));
+}
+
+void gm_msg_hdr_decode(const void *buf, struct gm_msg_hdr *m)
+{
+	struct gm_msg_hdr w;
+
+	memcpy(&w, buf, sizeof(w));
+	m->msg_id = be32toh(w.msg_id);
+	m->mflags = be32toh(w.mflags);
+	m->tag = be64toh(w.tag);
+	m->data = be64toh(w.data);
+	m->msg_len = be64toh(w.msg_len);
+}
+
+void gm_frag_hdr_encode(void *buf, const struct gm_frag_hdr *f)
+{
+	struct gm_frag_hdr w = {
+		.msg_id = htobe32(f->msg_id),
+		.offset = htobe64(f->offset),
+	};
+	memcpy(buf, &w, sizeof(w));
+}
+
+void gm_frag_hdr_decode(const void *buf, struct gm_frag_hdr *f)
+{
+	struct gm_frag_hdr w;
+
+	memcpy(&w, buf, sizeof(w));
+	f->msg_id = be32toh(w.msg_id);
+	f->offset = be64toh(w.offset);
+}
+
+void gm_cts_hdr_encode(void *buf, const struct gm_cts_hdr *c)
+{
+	struct gm_cts_hdr w = {
+		.msg_id = htobe32(c->msg_id),
+		.recv_id = htobe32(c->recv_id),
+		.len = htobe64(c->len),
+	};
+	memcpy(buf, &w, sizeof(w));
+}
+
+void gm_cts_hdr_decode(const void *buf, struct gm_cts_hdr *c)
+{
+	struct gm_cts_hdr w;
+
+	memcpy(&w, buf, sizeof(w));
+	c->msg_id = be32toh(w.msg_id);
+	c->recv_id = be32toh(w.recv_id);
+	c->len = be64toh(w.len);
+}
+
+/* Software CRC-32C, one table, for CPUs without SSE4.2. */
+static uint32_t crc32c_table[256];
+
+static void crc32c_table_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82F63B78u & -(c & 1));
+		crc32c_table[i] = c;
+	}
+}
+
+static uint32_t crc32c_sw(uint32_t crc, const uint8_t *p, size_t len)
+{
+	static int ready;
+
+	if (!ready) {
+		crc32c_table_init();
+		ready = 1;
+	}
+	while (len--)
+		crc = crc32c_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const uint8_t *p,
+							      size_t len)
+{
+	uint64_t c = crc;
+
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+		p += 8;
+		len -= 8;
+	}
+	crc = (uint32_t)c;
+	while (len--)
+		crc = __builtin_ia32_crc32qi(crc, *p++);
+	return crc;
+}
+#endif
+
+uint32_t gm_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	crc = ~crc;
+#if defined(__x86_64__)
+	if (__builtin_cpu_supports("sse4.2"))
+		return ~crc32c_hw(crc, buf, len);
+#endif
+	return ~crc32c_sw(crc, buf, len);
+}
+
+#define GM_CSUM_OFF offsetof(struct gm_hdr, csum)
+
+static uint32_t frame_crc(const void *frame, size_t len)
+{
+	static const uint8_t zero[4];
+	uint32_t c = gm_crc32c(0, frame, GM_CSUM_OFF);
+
+	c = gm_crc32c(c, zero, sizeof(zero));
+	return gm_crc32c(c, (const uint8_t *)frame + GM_CSUM_OFF + 4, len - GM_CSUM_OFF - 4);
+}
+
+void gm_frame_seal(void *frame, size_t len)
+{
+	uint32_t c = htobe32(frame_crc(frame, len));
+
+	memcpy((uint8_t *)frame + GM_CSUM_OFF, &c, 4);
+}
+
+int gm_frame_check(const void *frame, size_t len)
+{
+	uint32_t want;
+
+	if (len < sizeof(struct gm_hdr))
+		return GM_WIRE_ESHORT;
+	memcpy(&want, (const uint8_t *)frame + GM_CSUM_OFF, 4);
+	return be32toh(want) == frame_crc(frame, len) ? GM_WIRE_OK : GM_WIRE_ECSUM;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The gamma wire format: the one place that says what goes on the Ethernet.
+ *
+ * A gamma frame is an Ethernet II frame of EtherType FI_GAMMA_ETHERTYPE
+ * (default 0x88B5, IEEE "local experimental") carrying:
+ *
+ *   struct ethhdr | struct gm_hdr | type-specific header | payload
+ *
+ * Every multi-byte field is big-endian on the wire; the codec in gm_wire.c
+ * converts to and from host order, so no other file touches byte order.
+ * The header is versioned: a frame whose version differs is dropped and
+ * counted, never guessed at.
+ */
+#ifndef GM_WIRE_H
+#define GM_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GM_WIRE_VERSION 1
+#define GM_ETHERTYPE_DEFAULT 0x88B5
+#define GM_ETH_HLEN 14
+
+/* Frame types.  Sequenced types travel through the reliable channel. */
+enum gm_ftype {
+	GM_FT_ACK = 1,   /* unsequenced: cumulative ack + selective bitmap */
+	GM_FT_EAGER = 2, /* whole message in one frame: gm_msg_hdr + data */
+	GM_FT_START = 3, /* first fragment of a medium message: gm_msg_hdr + data */
+	GM_FT_FRAG = 4,  /* further fragment: gm_frag_hdr + data */
+	GM_FT_RTS = 5,   /* rendezvous request: gm_msg_hdr, no data */
+	GM_FT_CTS = 6,   /* receiver pulls a rendezvous message: gm_cts_hdr */
+	GM_FT_RDATA = 7, /* pulled data: gm_frag_hdr (id = receiver's) + data */
+	GM_FT_MAX
+};
+
+/* gm_hdr.flags */
+#define GM_F_SEQ 0x01  /* seq is meaningful: the frame must be acked */
+#define GM_F_ACK 0x02  /* ack is meaningful (piggy-backed cumulative ack) */
+#define GM_F_LOW 0x04  /* low traffic class (local job); clear = high */
+
+/* Base header, present in every frame.  32 bytes. */
+struct gm_hdr {
+	uint8_t version;      /* GM_WIRE_VERSION */
+	uint8_t type;         /* enum gm_ftype */
+	uint8_t flags;        /* GM_F_* */
+	uint8_t rsvd;         /* zero on send, ignored on receive */
+	uint16_t dst_port;    /* receiving endpoint's port */
+	uint16_t src_port;    /* sending endpoint's port */
+	uint32_t key;         /* job authentication key (0: none) */
+	uint32_t session;     /* sender endpoint incarnation, random per open */
+	uint32_t seq;         /* sequence number of this frame (GM_F_SEQ) */
+	uint32_t ack;         /* next sequence number expected from the peer */
+	uint16_t len;         /* bytes after struct gm_hdr (type header + payload) */
+	uint16_t wnd;         /* receiver's free window, in frames */
+	uint32_t csum;        /* CRC-32C of the whole gamma frame with csum = 0 */
+} __attribute__((packed));
+
+/* First (or only) frame of a message: EAGER, START, RTS.  32 bytes. */
+struct gm_msg_hdr {
+	uint32_t msg_id;   /* sender's message id, unique per peer while live */
+	uint32_t mflags;   /* GM_M_* */
+	uint64_t tag;      /* tagged messages only */
+	uint64_t data;     /* remote CQ data (GM_M_DATA) */
+	uint64_t msg_len;  /* total message length */
+} __attribute__((packed));
+
+#define GM_M_TAGGED 0x1 /* matched against tagged receives */
+#define GM_M_DATA 0x2   /* data carries remote CQ data */
+
+/* FRAG and RDATA: where this piece of payload lands.  12 bytes. */
+struct gm_frag_hdr {
+	uint32_t msg_id;  /* FRAG: sender's id; RDATA: receiver's id from CTS */
+	uint64_t offset;  /* byte offset of this payload in the message */
+} __attribute__((packed));
+
+/* CTS: the receiver matched an RTS and pulls len bytes of it.  16 bytes. */
+struct gm_cts_hdr {
+	uint32_t msg_id;    /* sender's id from the RTS */
+	uint32_t recv_id;   /* receiver's id, echoed in RDATA frames */
+	uint64_t len;       /* bytes to send (<= msg_len: truncation) */
+} __attribute__((packed));
+
+/* ACK payload: bit i set = frame (ack + 1 + i) received out of order. */
+struct gm_ack_body {
+	uint64_t sack;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct gm_hdr) == 32, "gm_hdr is 32 bytes");
+_Static_assert(sizeof(struct gm_msg_hdr) == 32, "gm_msg_hdr is 32 bytes");
+_Static_assert(sizeof(struct gm_frag_hdr) == 12, "gm_frag_hdr is 12 bytes");
+_Static_assert(sizeof(struct gm_cts_hdr) == 16, "gm_cts_hdr is 16 bytes");
+
+/* Size of the type-specific header for each frame type (0 if unknown). */
+size_t gm_wire_type_hlen(uint8_t type);
+
+/*
+ * Host-order codecs.  gm_*_encode writes a wire-order copy into buf;
+ * gm_*_decode reads one.  gm_hdr_decode validates what the base header can
+ * say about itself (version, type, len against the frame size) and returns
+ * 0 or a negative GM_WIRE_E* reason; it does not check the checksum.
+ */
+enum {
+	GM_WIRE_OK = 0,
+	GM_WIRE_ESHORT = -1,   /* frame shorter than the headers it claims */
+	GM_WIRE_EVERSION = -2, /* unknown version */
+	GM_WIRE_ETYPE = -3,    /* unknown frame type */
+	GM_WIRE_ELEN = -4,     /* len field disagrees with the frame */
+	GM_WIRE_ECSUM = -5,    /* checksum mismatch */
+};
+
+void gm_hdr_encode(void *buf, const struct gm_hdr *h);
+int gm_hdr_decode(const void *frame, size_t frame_len, struct gm_hdr *h);
+void gm_msg_hdr_encode(void *buf, const struct gm_msg_hdr *m);
+void gm_msg_hdr_decode(const void *buf, struct gm_msg_hdr *m);
+void gm_frag_hdr_encode(void *buf, const struct gm_frag_hdr *f);
+void gm_frag_hdr_decode(const void *buf, struct gm_frag_hdr *f);
+void gm_cts_hdr_encode(void *buf, const struct gm_cts_hdr *c);
+void gm_cts_hdr_decode(const void *buf, struct gm_cts_hdr *c);
+
+/* CRC-32C (Castagnoli), hardware-accelerated where the CPU has it. */
+uint32_t gm_crc32c(uint32_t crc, const void *buf, size_t len);
+/* Seal an encoded frame (starting at gm_hdr) by filling in csum. */
+void gm_frame_seal(void *frame, size_t len);
+/* 0 if the sealed frame's checksum holds, GM_WIRE_ECSUM otherwise. */
+int gm_frame_check(const void *frame, size_t len);
+
+#endif /* GM_WIRE_H */
