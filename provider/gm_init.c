@@ -8,9 +8,6 @@
 
 #include "gm_net.h"
 
-static int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
-		      const struct fi_info *hints, struct fi_info **info);
-static int gm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
 static void gm_cleanup(void);
 
 struct fi_provider gm_prov = {
@@ -102,18 +99,6 @@ static void gm_params_read(void)
 		gm_params.rndv_threshold = z;
 	if (!fi_param_get_bool(&gm_prov, "stats", &v))
 		gm_params.stats = v;
-}
-
-static int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
-		      const struct fi_info *hints, struct fi_info **info)
-{
-	*info = NULL;
-	return -FI_ENODATA;
-}
-
-static int gm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)
-{
-	return -FI_ENOSYS;
 }
 
 static void gm_cleanup(void)

@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Endpoints (FI_EP_RDM): binding, options, addressing, and the msg/tagged
+ * entry points, which all funnel into gm_msg_send / gm_msg_recv.
+ */
+#include "gm.h"
+#include "gm_nosys.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GM_EP(fid_ep) gm_container_of(fid_ep, struct gm_ep, fid)
+
+struct gm_conn *gm_ep_conn(struct gm_ep *ep, fi_addr_t fi_addr)
+{
+	const struct gm_addr *addr;
+	struct gm_peer *peer;
+	struct gm_conn *conn;
+
+	if (fi_addr < ep->conns_cap && ep->conns[fi_addr])
+		return ep->conns[fi_addr];
+	if (!ep->av || !(addr = gm_av_get(ep->av, fi_addr)))
+		return NULL;
+	if (fi_addr >= ep->conns_cap) {
+		size_t cap = ep->conns_cap ? ep->conns_cap : 64;
+		while (cap <= fi_addr)
+			cap *= 2;
+		struct gm_conn **c = realloc(ep->conns, cap * sizeof(*c));
+		if (!c)
+			return NULL;
+		memset(c + ep->conns_cap, 0, (cap - ep->conns_cap) * sizeof(*c));
+		ep->conns = c;
+		ep->conns_cap = cap;
+	}
+	peer = gm_peer_get(ep->port, addr);
+	if (!peer)
+		return NULL;
+	conn = gm_conn_of_peer(ep, peer);
+	if (!conn)
+		return NULL;
+	conn->fi_addr = fi_addr;
+	ep->conns[fi_addr] = conn;
+	return conn;
+}
+
+static int gm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct gm_ep *ep = gm_container_of(fid, struct gm_ep, fid.fid);
+	int ret = 0;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	switch (bfid->fclass) {
+	case FI_CLASS_AV:
+		if (ep->av) {
+			ret = -FI_EINVAL;
+			break;
+		}
+		ep->av = gm_container_of(bfid, struct gm_av, fid.fid);
+		ep->av->refs++;
+		break;
+	case FI_CLASS_CQ: {
+		struct gm_cq *cq = gm_container_of(bfid, struct gm_cq, fid.fid);
+		if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) {
+			ret = -FI_EBADFLAGS;
+			break;
+		}
+		if (flags & FI_TRANSMIT) {
+			ep->tx_cq = cq;
+			ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
+			cq->refs++;
+		}
+		if (flags & FI_RECV) {
+			ep->rx_cq = cq;
+			ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
+			cq->refs++;
+		}
+		break;
+	}
+	case FI_CLASS_CNTR: {
+		struct gm_cntr *c = gm_container_of(bfid, struct gm_cntr, fid.fid);
+		if (flags & ~(FI_SEND | FI_RECV)) {
+			ret = -FI_EBADFLAGS;
+			break;
+		}
+		if (flags & FI_SEND) {
+			ep->send_cntr = c;
+			c->refs++;
+		}
+		if (flags & FI_RECV) {
+			ep->recv_cntr = c;
+			c->refs++;
+		}
+		break;
+	}
+	case FI_CLASS_EQ:
+		break; /* no asynchronous events to report on an RDM endpoint */
+	default:
+		ret = -FI_EINVAL;
+	}
+	pthread_mutex_unlock(&ep->dom->lock);
+	return ret;
+}
+
+static int gm_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct gm_ep *ep = gm_container_of(fid, struct gm_ep, fid.fid);
+	uint64_t *flags = arg; /* FI_{GET,SET}OPSFLAG: FI_TRANSMIT or FI_RECV plus the flags */
+
+	switch (command) {
+	case FI_ENABLE:
+		if (!ep->av) {
+			GM_WARN(FI_LOG_EP_CTRL, "fi_enable: no address vector bound\n");
+			return -FI_ENOAV;
+		}
+		if (!ep->tx_cq && !ep->rx_cq)
+			return -FI_ENOCQ;
+		ep->enabled = true;
+		return 0;
+	case FI_GETOPSFLAG:
+		if (*flags & FI_TRANSMIT)
+			*flags = ep->tx_op_flags;
+		else if (*flags & FI_RECV)
+			*flags = ep->rx_op_flags;
+		else
+			return -FI_EINVAL;
+		return 0;
+	case FI_SETOPSFLAG:
+		if (*flags & FI_TRANSMIT)
+			ep->tx_op_flags = *flags & ~FI_TRANSMIT;
+		else if (*flags & FI_RECV)
+			ep->rx_op_flags = *flags & ~FI_RECV;
+		else
+			return -FI_EINVAL;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static int gm_ep_close(struct fid *fid)
+{
+	struct gm_ep *ep = gm_container_of(fid, struct gm_ep, fid.fid);
+	struct gm_domain *dom = ep->dom;
+
+	pthread_mutex_lock(&dom->lock);
+	gm_msg_ep_close(ep);
+	gm_list_del(&ep->dom_entry);
+	gm_port_close(ep->port);
+	if (ep->av)
+		ep->av->refs--;
+	if (ep->tx_cq)
+		ep->tx_cq->refs--;
+	if (ep->rx_cq)
+		ep->rx_cq->refs--;
+	if (ep->send_cntr)
+		ep->send_cntr->refs--;
+	if (ep->recv_cntr)
+		ep->recv_cntr->refs--;
+	dom->refs--;
+	pthread_mutex_unlock(&dom->lock);
+	free(ep->conns);
+	fi_freeinfo(ep->info);
+	free(ep);
+	return 0;
+}
+
+static int gm_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct gm_ep *ep = gm_container_of(fid, struct gm_ep, fid.fid);
+	struct gm_addr a;
+	size_t want = *addrlen;
+
+	gm_net_mac(ep->dom->net, a.mac);
+	a.port = gm_port_num(ep->port);
+	*addrlen = sizeof(a);
+	if (want < sizeof(a))
+		return -FI_ETOOSMALL;
+	memcpy(addr, &a, sizeof(a));
+	return 0;
+}
+
+static int gm_ep_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	return -FI_ENOSYS; /* ports are chosen by the provider, race-free */
+}
+
+static int gm_ep_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen)
+{
+	struct gm_ep *ep = gm_container_of(fid, struct gm_ep, fid.fid);
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname == FI_OPT_MIN_MULTI_RECV) {
+		if (*optlen < sizeof(size_t))
+			return -FI_ETOOSMALL;
+		*(size_t *)optval = ep->min_multi_recv;
+		*optlen = sizeof(size_t);
+		return 0;
+	}
+	return -FI_ENOPROTOOPT;
+}
+
+static int gm_ep_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen)
+{
+	struct gm_ep *ep = gm_container_of(fid, struct gm_ep, fid.fid);
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname == FI_OPT_MIN_MULTI_RECV) {
+		if (optlen != sizeof(size_t))
+			return -FI_EINVAL;
+		ep->min_multi_recv = *(const size_t *)optval;
+		return 0;
+	}
+	return -FI_ENOPROTOOPT;
+}
+
+static ssize_t gm_ep_cancel(fid_t fid, void *context)
+{
+	struct gm_ep *ep = gm_container_of(fid, struct gm_ep, fid.fid);
+	int ret;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	ret = gm_msg_cancel(ep, context);
+	pthread_mutex_unlock(&ep->dom->lock);
+	return ret;
+}
+
+static ssize_t gm_ep_rx_size_left(struct fid_ep *fep)
+{
+	return GM_RX_SIZE;
+}
+
+static ssize_t gm_ep_tx_size_left(struct fid_ep *fep)
+{
+	return GM_TX_SIZE;
+}
+
+static struct fi_ops gm_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = gm_ep_close,
+	.bind = gm_ep_bind,
+	.control = gm_ep_control,
+	.ops_open = gm_no_ops_open,
+};
+
+static struct fi_ops_ep gm_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = gm_ep_cancel,
+	.getopt = gm_ep_getopt,
+	.setopt = gm_ep_setopt,
+	.tx_ctx = gm_no_tx_ctx,
+	.rx_ctx = gm_no_rx_ctx,
+	.rx_size_left = gm_ep_rx_size_left,
+	.tx_size_left = gm_ep_tx_size_left,
+};
+
+static struct fi_ops_cm gm_ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = gm_ep_setname,
+	.getname = gm_ep_getname,
+	.getpeer = gm_no_getpeer,
+	.connect = gm_no_connect,
+	.listen = gm_no_listen,
+	.accept = gm_no_accept,
+	.reject = gm_no_reject,
+	.shutdown = gm_no_shutdown,
+	.join = gm_no_join,
+};
+
+/* ---- data transfer entry points ---- */
+
+static ssize_t do_send(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t dest,
+		       uint64_t tag, uint64_t data, void *context, uint64_t flags)
+{
+	struct gm_ep *ep = GM_EP(fep);
+	ssize_t ret;
+
+	if (count > GM_IOV_LIMIT)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->dom->lock);
+	ret = gm_msg_send(ep, iov, count, dest, tag, data, context, flags);
+	pthread_mutex_unlock(&ep->dom->lock);
+	return ret;
+}
+
+static ssize_t do_recv(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t src,
+		       uint64_t tag, uint64_t ignore, void *context, uint64_t flags)
+{
+	struct gm_ep *ep = GM_EP(fep);
+	ssize_t ret;
+
+	if (count > GM_IOV_LIMIT)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->dom->lock);
+	ret = gm_msg_recv(ep, iov, count, src, tag, ignore, context, flags);
+	pthread_mutex_unlock(&ep->dom->lock);
+	return ret;
+}
+
+#define ONE_IOV(b, l) (&(struct iovec){.iov_base = (void *)(b), .iov_len = (l)})
+
+static ssize_t msg_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
+			void *context)
+{
+	return do_recv(fep, ONE_IOV(buf, len), 1, src, 0, 0, context,
+		       GM_EP(fep)->rx_op_flags | FI_MSG | FI_RECV);
+}
+
+static ssize_t msg_recvv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
+			 fi_addr_t src, void *context)
+{
+	return do_recv(fep, iov, count, src, 0, 0, context,
+		       GM_EP(fep)->rx_op_flags | FI_MSG | FI_RECV);
+}
+
+static ssize_t msg_recvmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
+{
+	return do_recv(fep, msg->msg_iov, msg->iov_count, msg->addr, 0, 0, msg->context,
+		       flags | FI_MSG | FI_RECV);
+}
+
+static ssize_t msg_send(struct fid_ep *fep, const void *buf, size_t len, void *desc,
+			fi_addr_t dest, void *context)
+{
+	return do_send(fep, ONE_IOV(buf, len), 1, dest, 0, 0, context,
+		       GM_EP(fep)->tx_op_flags | FI_MSG | FI_SEND);
+}
+
+static ssize_t msg_sendv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
+			 fi_addr_t dest, void *context)
+{
+	return do_send(fep, iov, count, dest, 0, 0, context,
+		       GM_EP(fep)->tx_op_flags | FI_MSG | FI_SEND);
+}
+
+static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
+{
+	return do_send(fep, msg->msg_iov, msg->iov_count, msg->addr, 0, msg->data, msg->context,
+		       flags | FI_MSG | FI_SEND);
+}
+
+static ssize_t msg_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest)
+{
+	return do_send(fep, ONE_IOV(buf, len), 1, dest, 0, 0, NULL, FI_MSG | FI_SEND | FI_INJECT);
+}
+
+static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
+			    uint64_t data, fi_addr_t dest, void *context)
+{
+	return do_send(fep, ONE_IOV(buf, len), 1, dest, 0, data, context,
+		       GM_EP(fep)->tx_op_flags | FI_MSG | FI_SEND | FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t msg_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
+			      fi_addr_t dest)
+{
+	return do_send(fep, ONE_IOV(buf, len), 1, dest, 0, data, NULL,
+		       FI_MSG | FI_SEND | FI_INJECT | FI_REMOTE_CQ_DATA);
+}
+
+static struct fi_ops_msg gm_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = msg_recv,
+	.recvv = msg_recvv,
+	.recvmsg = msg_recvmsg,
+	.send = msg_send,
+	.sendv = msg_sendv,
+	.sendmsg = msg_sendmsg,
+	.inject = msg_inject,
+	.senddata = msg_senddata,
+	.injectdata = msg_injectdata,
+};
+
+static ssize_t tag_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
+			uint64_t tag, uint64_t ignore, void *context)
+{
+	return do_recv(fep, ONE_IOV(buf, len), 1, src, tag, ignore, context,
+		       GM_EP(fep)->rx_op_flags | FI_TAGGED | FI_RECV);
+}
+
+static ssize_t tag_recvv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
+			 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
+{
+	return do_recv(fep, iov, count, src, tag, ignore, context,
+		       GM_EP(fep)->rx_op_flags | FI_TAGGED | FI_RECV);
+}
+
+static ssize_t tag_recvmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	return do_recv(fep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, msg->ignore,
+		       msg->context, flags | FI_TAGGED | FI_RECV);
+}
+
+static ssize_t tag_send(struct fid_ep *fep, const void *buf, size_t len, void *desc,
+			fi_addr_t dest, uint64_t tag, void *context)
+{
+	return do_send(fep, ONE_IOV(buf, len), 1, dest, tag, 0, context,
+		       GM_EP(fep)->tx_op_flags | FI_TAGGED | FI_SEND);
+}
+
+static ssize_t tag_sendv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
+			 fi_addr_t dest, uint64_t tag, void *context)
+{
+	return do_send(fep, iov, count, dest, tag, 0, context,
+		       GM_EP(fep)->tx_op_flags | FI_TAGGED | FI_SEND);
+}
+
+static ssize_t tag_sendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	return do_send(fep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, msg->data,
+		       msg->context, flags | FI_TAGGED | FI_SEND);
+}
+
+static ssize_t tag_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest,
+			  uint64_t tag)
+{
+	return do_send(fep, ONE_IOV(buf, len), 1, dest, tag, 0, NULL,
+		       FI_TAGGED | FI_SEND | FI_INJECT);
+}
+
+static ssize_t tag_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
+			    uint64_t data, fi_addr_t dest, uint64_t tag, void *context)
+{
+	return do_send(fep, ONE_IOV(buf, len), 1, dest, tag, data, context,
+		       GM_EP(fep)->tx_op_flags | FI_TAGGED | FI_SEND | FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t tag_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
+			      fi_addr_t dest, uint64_t tag)
+{
+	return do_send(fep, ONE_IOV(buf, len), 1, dest, tag, data, NULL,
+		       FI_TAGGED | FI_SEND | FI_INJECT | FI_REMOTE_CQ_DATA);
+}
+
+static struct fi_ops_tagged gm_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = tag_recv,
+	.recvv = tag_recvv,
+	.recvmsg = tag_recvmsg,
+	.send = tag_send,
+	.sendv = tag_sendv,
+	.sendmsg = tag_sendmsg,
+	.inject = tag_inject,
+	.senddata = tag_senddata,
+	.injectdata = tag_injectdata,
+};
+
+int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **fep,
+	       void *context)
+{
+	struct gm_domain *dom = gm_container_of(domain, struct gm_domain, fid);
+	uint32_t key = dom->auth_key;
+	struct gm_ep *ep;
+	int ret;
+
+	if (!info || (info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
+		      info->ep_attr->type != FI_EP_UNSPEC))
+		return -FI_EINVAL;
+	if (info->ep_attr && info->ep_attr->auth_key) {
+		if (info->ep_attr->auth_key_size != sizeof(uint32_t))
+			return -FI_EINVAL;
+		memcpy(&key, info->ep_attr->auth_key, sizeof(key));
+	}
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->info = fi_dupinfo(info);
+	if (!ep->info) {
+		free(ep);
+		return -FI_ENOMEM;
+	}
+	ep->dom = dom;
+	ep->cls = gm_tclass_to_class(info->tx_attr ? info->tx_attr->tclass : FI_TC_UNSPEC);
+	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
+	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
+	ep->min_multi_recv = 64;
+	ep->next_recv_id = 1;
+	for (int i = 0; i < 2; i++) {
+		gm_list_init(&ep->posted[i]);
+		gm_list_init(&ep->unexpected[i]);
+	}
+	gm_list_init(&ep->rndv_rx);
+	gm_list_init(&ep->conn_list);
+	gm_list_init(&ep->tx_pending);
+	ep->fid.fid.fclass = FI_CLASS_EP;
+	ep->fid.fid.context = context;
+	ep->fid.fid.ops = &gm_ep_fi_ops;
+	ep->fid.ops = &gm_ep_ops;
+	ep->fid.cm = &gm_ep_cm_ops;
+	ep->fid.msg = &gm_msg_ops;
+	ep->fid.tagged = &gm_tagged_ops;
+	ep->fid.rma = &gm_no_rma_ops;
+	ep->fid.atomic = &gm_no_atomic_ops;
+
+	pthread_mutex_lock(&dom->lock);
+	ret = gm_port_open(dom->net, 0, ep->cls, key, &gm_msg_port_ops, ep, &ep->port);
+	if (!ret) {
+		gm_list_add_tail(&dom->eps, &ep->dom_entry);
+		dom->refs++;
+	}
+	pthread_mutex_unlock(&dom->lock);
+	if (ret) {
+		fi_freeinfo(ep->info);
+		free(ep);
+		return ret;
+	}
+	*fep = &ep->fid;
+	return 0;
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fi_getinfo: one fi_info per usable Ethernet interface (the domain), each
+ * an FI_EP_RDM endpoint with the capabilities MPI libraries ask for.
+ */
+#include "gm.h"
+
+#include <ifaddrs.h>
+#include <linux/if_arp.h>
+#include <linux/if_packet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define GM_MSG_ORDER (FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_WAR | FI_ORDER_WAW)
+
+enum gm_class gm_tclass_to_class(uint32_t tclass)
+{
+	switch (tclass) {
+	case FI_TC_LOW_LATENCY:
+	case FI_TC_DEDICATED_ACCESS:
+	case FI_TC_NETWORK_CTRL:
+		return GM_CLASS_HIGH;
+	case FI_TC_BULK_DATA:
+	case FI_TC_SCAVENGER:
+	case FI_TC_BEST_EFFORT:
+		return GM_CLASS_LOW;
+	default:
+		return (enum gm_class)gm_params.default_class;
+	}
+}
+
+/* A bridge port carries frames for its bridge, not for us. */
+static bool is_bridge_port(const char *ifname)
+{
+	char path[64 + IF_NAMESIZE];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/brport", ifname);
+	return stat(path, &st) == 0;
+}
+
+static bool iface_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p;) {
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		if (l == n && !strncmp(p, name, n))
+			return true;
+		p = e ? e + 1 : NULL;
+	}
+	return false;
+}
+
+/* Usable interfaces: up, Ethernet, not loopback, in FI_GAMMA_IFACE if set. */
+static int list_ifaces(char names[][IF_NAMESIZE], int max)
+{
+	struct ifaddrs *ifa, *i;
+	int n = 0;
+
+	if (getifaddrs(&ifa))
+		return 0;
+	for (i = ifa; i && n < max; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_PACKET)
+			continue;
+		struct sockaddr_ll *ll = (struct sockaddr_ll *)i->ifa_addr;
+		if (ll->sll_hatype != ARPHRD_ETHER || (i->ifa_flags & IFF_LOOPBACK))
+			continue;
+		if (gm_params.iface) {
+			if (!iface_listed(gm_params.iface, i->ifa_name))
+				continue;
+		} else if (!(i->ifa_flags & IFF_UP) || is_bridge_port(i->ifa_name)) {
+			continue;
+		}
+		snprintf(names[n++], IF_NAMESIZE, "%s", i->ifa_name);
+	}
+	freeifaddrs(ifa);
+	return n;
+}
+
+static struct fi_info *info_template(const char *ifname)
+{
+	struct fi_info *fi = fi_allocinfo();
+
+	if (!fi)
+		return NULL;
+	fi->caps = GM_CAPS;
+	fi->mode = 0;
+	fi->addr_format = FI_FORMAT_UNSPEC;
+	fi->src_addrlen = 0;
+
+	fi->tx_attr->caps = GM_CAPS & ~(FI_RECV | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE);
+	fi->tx_attr->op_flags = 0;
+	fi->tx_attr->msg_order = GM_MSG_ORDER;
+	fi->tx_attr->comp_order = FI_ORDER_NONE;
+	fi->tx_attr->inject_size = GM_INJECT_SIZE;
+	fi->tx_attr->size = GM_TX_SIZE;
+	fi->tx_attr->iov_limit = GM_IOV_LIMIT;
+	fi->tx_attr->rma_iov_limit = 0;
+	fi->tx_attr->tclass = FI_TC_UNSPEC;
+
+	fi->rx_attr->caps = GM_CAPS & ~FI_SEND;
+	fi->rx_attr->op_flags = 0;
+	fi->rx_attr->msg_order = GM_MSG_ORDER;
+	fi->rx_attr->comp_order = FI_ORDER_NONE;
+	fi->rx_attr->total_buffered_recv = 0;
+	fi->rx_attr->size = GM_RX_SIZE;
+	fi->rx_attr->iov_limit = GM_IOV_LIMIT;
+
+	fi->ep_attr->type = FI_EP_RDM;
+	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
+	fi->ep_attr->protocol_version = GM_WIRE_VERSION;
+	fi->ep_attr->max_msg_size = GM_MAX_MSG_SIZE;
+	fi->ep_attr->msg_prefix_size = 0;
+	fi->ep_attr->max_order_raw_size = GM_MAX_MSG_SIZE;
+	fi->ep_attr->max_order_war_size = GM_MAX_MSG_SIZE;
+	fi->ep_attr->max_order_waw_size = GM_MAX_MSG_SIZE;
+	/* every one of the 64 tag bits is usable, bit 63 included */
+	fi->ep_attr->mem_tag_format = 0xAAAAAAAAAAAAAAAAULL;
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->ep_attr->rx_ctx_cnt = 1;
+
+	fi->domain_attr->name = strdup(ifname);
+	fi->domain_attr->threading = FI_THREAD_SAFE;
+	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	fi->domain_attr->av_type = FI_AV_UNSPEC;
+	fi->domain_attr->mr_mode = 0;
+	fi->domain_attr->mr_key_size = sizeof(uint64_t);
+	fi->domain_attr->cq_data_size = GM_CQ_DATA_SIZE;
+	fi->domain_attr->cq_cnt = 256;
+	fi->domain_attr->ep_cnt = 256;
+	fi->domain_attr->tx_ctx_cnt = 256;
+	fi->domain_attr->rx_ctx_cnt = 256;
+	fi->domain_attr->max_ep_tx_ctx = 1;
+	fi->domain_attr->max_ep_rx_ctx = 1;
+	fi->domain_attr->cntr_cnt = 256;
+	fi->domain_attr->mr_iov_limit = GM_IOV_LIMIT;
+	fi->domain_attr->mr_cnt = 1 << 16;
+	fi->domain_attr->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	fi->domain_attr->max_err_data = 0;
+
+	fi->fabric_attr->name = strdup(GM_FABRIC_NAME);
+	fi->fabric_attr->prov_version = GM_PROV_VERSION;
+	if (!fi->domain_attr->name || !fi->fabric_attr->name) {
+		fi_freeinfo(fi);
+		return NULL;
+	}
+	return fi;
+}
+
+/* Narrow the template to the hints; false if the hints cannot be met. */
+static bool apply_hints(struct fi_info *fi, const struct fi_info *h)
+{
+	if (!h)
+		return true;
+	if (h->caps & ~GM_CAPS)
+		return false;
+	if (h->addr_format != FI_FORMAT_UNSPEC)
+		return false;
+	if (h->caps)
+		fi->caps = h->caps | (GM_CAPS & (FI_LOCAL_COMM | FI_REMOTE_COMM));
+	if (h->ep_attr) {
+		if (h->ep_attr->type != FI_EP_UNSPEC && h->ep_attr->type != FI_EP_RDM)
+			return false;
+		if (h->ep_attr->protocol != FI_PROTO_UNSPEC)
+			return false;
+		if (h->ep_attr->max_msg_size > GM_MAX_MSG_SIZE)
+			return false;
+		if (h->ep_attr->tx_ctx_cnt > 1 || h->ep_attr->rx_ctx_cnt > 1)
+			return false;
+		if (h->ep_attr->auth_key_size && h->ep_attr->auth_key_size != sizeof(uint32_t))
+			return false;
+	}
+	if (h->domain_attr) {
+		const struct fi_domain_attr *d = h->domain_attr;
+		if (d->name && strcmp(d->name, fi->domain_attr->name))
+			return false;
+		if (d->threading != FI_THREAD_UNSPEC)
+			fi->domain_attr->threading = d->threading;
+		if (d->control_progress == FI_PROGRESS_AUTO || d->data_progress == FI_PROGRESS_AUTO) {
+			/* manual progress only: the application drives us through the CQ */
+			return false;
+		}
+		if (d->av_type != FI_AV_UNSPEC) {
+			if (d->av_type != FI_AV_MAP && d->av_type != FI_AV_TABLE)
+				return false;
+			fi->domain_attr->av_type = d->av_type;
+		}
+		if (d->cq_data_size > GM_CQ_DATA_SIZE)
+			return false;
+		if (d->mr_mode == FI_MR_BASIC || d->mr_mode == FI_MR_SCALABLE)
+			fi->domain_attr->mr_mode = d->mr_mode;
+		if (d->auth_key_size && d->auth_key_size != sizeof(uint32_t))
+			return false;
+	}
+	if (h->fabric_attr) {
+		if (h->fabric_attr->name && strcmp(h->fabric_attr->name, GM_FABRIC_NAME))
+			return false;
+	}
+	if (h->tx_attr) {
+		if (h->tx_attr->inject_size > GM_INJECT_SIZE || h->tx_attr->iov_limit > GM_IOV_LIMIT ||
+		    h->tx_attr->size > GM_TX_SIZE)
+			return false;
+		if (h->tx_attr->msg_order & ~GM_MSG_ORDER)
+			return false;
+		fi->tx_attr->tclass = h->tx_attr->tclass;
+		fi->tx_attr->op_flags = h->tx_attr->op_flags;
+	}
+	if (h->rx_attr) {
+		if (h->rx_attr->iov_limit > GM_IOV_LIMIT || h->rx_attr->size > GM_RX_SIZE)
+			return false;
+		if (h->rx_attr->msg_order & ~GM_MSG_ORDER)
+			return false;
+		fi->rx_attr->op_flags = h->rx_attr->op_flags;
+	}
+	fi->tx_attr->caps &= fi->caps | FI_SEND;
+	fi->rx_attr->caps &= fi->caps | FI_RECV;
+	return true;
+}
+
+int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+	       const struct fi_info *hints, struct fi_info **info)
+{
+	char names[32][IF_NAMESIZE];
+	struct fi_info *head = NULL, **tail = &head;
+	int n;
+
+	*info = NULL;
+	if (FI_VERSION_LT(version, FI_VERSION(1, 5)))
+		return -FI_ENODATA;
+	n = list_ifaces(names, 32);
+	if (!n) {
+		GM_INFO(FI_LOG_CORE, "no usable Ethernet interface%s%s\n",
+			gm_params.iface ? " among FI_GAMMA_IFACE=" : "",
+			gm_params.iface ? gm_params.iface : "");
+		return -FI_ENODATA;
+	}
+	for (int i = 0; i < n; i++) {
+		struct fi_info *fi = info_template(names[i]);
+		if (!fi) {
+			fi_freeinfo(head);
+			return -FI_ENOMEM;
+		}
+		if (!apply_hints(fi, hints)) {
+			fi_freeinfo(fi);
+			continue;
+		}
+		*tail = fi;
+		tail = &fi->next;
+	}
+	if (!head)
+		return -FI_ENODATA;
+	*info = head;
+	return 0;
+}

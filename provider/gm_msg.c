@@ -1,0 +1,940 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The active-message protocol: how a libfabric message becomes frames and
+ * back.  Each frame type has one handler in the dispatch table at the end.
+ *
+ *   small   EAGER: header and data in one frame.
+ *   medium  START + FRAG...: fragmented, reassembled in order (the net
+ *           delivers a peer's frames in order, and a sender never
+ *           interleaves two messages' fragments).
+ *   large   RTS, then the receiver pulls once matched: CTS, RDATA...  An
+ *           unexpected large message therefore costs the receiver no
+ *           buffer until a receive for it exists.
+ *
+ * A send completes when the peer has acknowledged every frame of it.
+ * Everything here runs under the domain lock.
+ */
+#include "gm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest medium message accepted unexpected; beyond, senders use RTS. */
+#define GM_MAX_UNEXPECTED_MEDIUM (16u << 20)
+
+static bool want_completion(bool selective, uint64_t flags)
+{
+	return !selective || (flags & FI_COMPLETION);
+}
+
+/* ---- connections ---- */
+
+struct gm_conn *gm_conn_of_peer(struct gm_ep *ep, struct gm_peer *peer)
+{
+	struct gm_conn *conn = gm_peer_ctx(peer);
+
+	if (conn)
+		return conn;
+	conn = calloc(1, sizeof(*conn));
+	if (!conn)
+		return NULL;
+	conn->ep = ep;
+	conn->peer = peer;
+	conn->fi_addr = FI_ADDR_NOTAVAIL;
+	gm_list_init(&conn->tx_queue);
+	gm_list_init(&conn->cts_wait);
+	gm_list_init(&conn->pend_entry);
+	gm_list_add_tail(&ep->conn_list, &conn->ep_entry);
+	gm_peer_set_ctx(peer, conn);
+	return conn;
+}
+
+/* The sender's fi_addr for completions and directed receives. */
+static fi_addr_t conn_src(struct gm_conn *conn)
+{
+	struct gm_ep *ep = conn->ep;
+
+	if (conn->fi_addr == FI_ADDR_NOTAVAIL && ep->av) {
+		fi_addr_t a = gm_av_find(ep->av, gm_peer_addr(conn->peer));
+		if (a != FI_ADDR_NOTAVAIL && gm_ep_conn(ep, a) == conn)
+			conn->fi_addr = a;
+	}
+	return conn->fi_addr;
+}
+
+/* ---- send side ---- */
+
+static void tx_complete(struct gm_tx *tx)
+{
+	struct gm_ep *ep = tx->ep;
+	uint64_t cflags = tx->flags & (FI_SEND | FI_MSG | FI_TAGGED);
+
+	if (!tx->internal) {
+		if (tx->err) {
+			if (ep->tx_cq)
+				gm_cq_write_err(ep->tx_cq, tx->context, cflags, 0, NULL, 0, tx->tag, 0,
+						tx->err);
+			gm_cntr_inc_err(ep->send_cntr);
+		} else {
+			if (ep->tx_cq && !(tx->flags & FI_INJECT) &&
+			    want_completion(ep->tx_selective, tx->flags))
+				gm_cq_write(ep->tx_cq, tx->context, cflags, 0, NULL, 0, 0,
+					    FI_ADDR_NOTAVAIL);
+			gm_cntr_inc(ep->send_cntr);
+		}
+	}
+	free(tx);
+}
+
+/*
+ * Done when every frame is out and acknowledged.  A send still queued or
+ * waiting for its CTS when its peer fails is finished by port_peer_failed,
+ * which the net calls after failing each frame.
+ */
+static void tx_maybe_complete(struct gm_tx *tx)
+{
+	if (!tx->unacked && tx->state == GM_TX_SENT)
+		tx_complete(tx);
+}
+
+static size_t iov_slice(const struct iovec *iov, size_t cnt, uint64_t off, size_t len,
+			struct iovec *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < cnt && len; i++) {
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		size_t l = iov[i].iov_len - off;
+		if (l > len)
+			l = len;
+		out[n].iov_base = (char *)iov[i].iov_base + off;
+		out[n].iov_len = l;
+		n++;
+		len -= l;
+		off = 0;
+	}
+	return n;
+}
+
+static void conn_mark_pending(struct gm_conn *conn)
+{
+	if (gm_list_empty(&conn->pend_entry))
+		gm_list_add_tail(&conn->ep->tx_pending, &conn->pend_entry);
+}
+
+/* Hand one frame of tx to the net.  Returns 0, -FI_EAGAIN or -FI_EIO. */
+static int tx_send_one(struct gm_tx *tx, size_t max_body)
+{
+	uint8_t thdr[sizeof(struct gm_msg_hdr)];
+	struct iovec iov[GM_IOV_LIMIT];
+	size_t thlen, chunk, niov = 0;
+	uint8_t type;
+	int ret;
+
+	if (!tx->first_sent) {
+		type = tx->first_type;
+		if (type == GM_FT_CTS) {
+			thlen = sizeof(struct gm_cts_hdr);
+			memcpy(thdr, tx->inject_buf, thlen);
+			chunk = 0;
+		} else {
+			struct gm_msg_hdr m = {
+				.msg_id = tx->msg_id,
+				.mflags = ((tx->flags & FI_TAGGED) ? GM_M_TAGGED : 0) |
+					  ((tx->flags & FI_REMOTE_CQ_DATA) ? GM_M_DATA : 0),
+				.tag = tx->tag,
+				.data = tx->data,
+				.msg_len = tx->len,
+			};
+			gm_msg_hdr_encode(thdr, &m);
+			thlen = sizeof(m);
+			chunk = type == GM_FT_RTS ? 0 : max_body - thlen;
+		}
+	} else {
+		struct gm_frag_hdr f = {
+			.msg_id = tx->state == GM_TX_PULLED ? tx->recv_id : tx->msg_id,
+			.offset = tx->off,
+		};
+		type = tx->state == GM_TX_PULLED ? GM_FT_RDATA : GM_FT_FRAG;
+		gm_frag_hdr_encode(thdr, &f);
+		thlen = sizeof(f);
+		chunk = max_body - thlen;
+	}
+	if (chunk > tx->limit - tx->off)
+		chunk = tx->limit - tx->off;
+	if (chunk)
+		niov = iov_slice(tx->iov, tx->iov_count, tx->off, chunk, iov);
+	ret = gm_peer_send(tx->conn->peer, type, thdr, thlen, iov, niov, tx);
+	if (ret)
+		return ret;
+	tx->first_sent = true;
+	tx->off += chunk;
+	tx->unacked++;
+	return 0;
+}
+
+/* Push queued frames of one conn into the net until its window is full. */
+static void conn_push(struct gm_conn *conn)
+{
+	size_t max_body = gm_net_max_body(conn->ep->dom->net);
+	struct gm_list *pos, *tmp;
+
+	gm_list_for_each_safe(&conn->tx_queue, pos, tmp)
+	{
+		struct gm_tx *tx = gm_list_entry(pos, struct gm_tx, entry);
+
+		do {
+			int ret = tx_send_one(tx, max_body);
+			if (ret == -FI_EAGAIN) {
+				conn_mark_pending(conn);
+				return;
+			}
+			if (ret) {
+				tx->err = ret == -FI_EIO ? FI_EIO : -ret;
+				break;
+			}
+		} while (tx->off < tx->limit);
+		gm_list_del(&tx->entry);
+		if (tx->err)
+			tx->state = GM_TX_SENT;
+		else if (tx->first_type == GM_FT_RTS && tx->state == GM_TX_QUEUED)
+			tx->state = GM_TX_WAIT_CTS;
+		else
+			tx->state = GM_TX_SENT;
+		if (tx->state == GM_TX_WAIT_CTS)
+			gm_list_add_tail(&conn->cts_wait, &tx->entry);
+		else
+			tx_maybe_complete(tx);
+	}
+	gm_list_del(&conn->pend_entry);
+}
+
+static void conn_queue(struct gm_conn *conn, struct gm_tx *tx)
+{
+	bool was_empty = gm_list_empty(&conn->tx_queue);
+
+	gm_list_add_tail(&conn->tx_queue, &tx->entry);
+	/* Behind a blocked frame, wait: order is per peer. */
+	if (was_empty)
+		conn_push(conn);
+}
+
+ssize_t gm_msg_send(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_addr_t dest,
+		    uint64_t tag, uint64_t data, void *context, uint64_t flags)
+{
+	struct gm_conn *conn;
+	struct gm_tx *tx;
+	uint64_t len = gm_iov_len(iov, count);
+	size_t max_body;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	conn = gm_ep_conn(ep, dest);
+	if (!conn) {
+		GM_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu: not in the address vector\n",
+			(unsigned long)dest);
+		return -FI_EINVAL;
+	}
+	if ((flags & FI_INJECT) && len > GM_INJECT_SIZE)
+		return -FI_EINVAL;
+	if (len > GM_MAX_MSG_SIZE)
+		return -FI_EMSGSIZE;
+	tx = malloc(sizeof(*tx));
+	if (!tx)
+		return -FI_EAGAIN;
+	*tx = (struct gm_tx){
+		.ep = ep,
+		.conn = conn,
+		.context = context,
+		.flags = flags,
+		.tag = tag,
+		.data = data,
+		.len = len,
+		.limit = len,
+		.msg_id = conn->next_msg_id++,
+		.state = GM_TX_QUEUED,
+	};
+	gm_list_init(&tx->entry);
+	if (flags & FI_INJECT) {
+		gm_iov_copy_from(iov, count, 0, tx->inject_buf, len);
+		tx->iov[0] = (struct iovec){.iov_base = tx->inject_buf, .iov_len = len};
+		tx->iov_count = 1;
+	} else {
+		memcpy(tx->iov, iov, count * sizeof(*iov));
+		tx->iov_count = count;
+	}
+	max_body = gm_net_max_body(conn->ep->dom->net);
+	if (sizeof(struct gm_msg_hdr) + len <= max_body)
+		tx->first_type = GM_FT_EAGER;
+	else if (len < gm_params.rndv_threshold && len <= GM_MAX_UNEXPECTED_MEDIUM)
+		tx->first_type = GM_FT_START;
+	else {
+		tx->first_type = GM_FT_RTS;
+		tx->limit = 0; /* nothing goes until the receiver pulls */
+	}
+	conn_queue(conn, tx);
+	return 0;
+}
+
+/* Queue a protocol frame (CTS) of our own. */
+static int send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_t len)
+{
+	struct gm_tx *tx = calloc(1, sizeof(*tx));
+
+	if (!tx)
+		return -FI_ENOMEM;
+	tx->ep = conn->ep;
+	tx->conn = conn;
+	tx->internal = true;
+	tx->first_type = type;
+	tx->state = GM_TX_QUEUED;
+	memcpy(tx->inject_buf, thdr, len);
+	gm_list_init(&tx->entry);
+	conn_queue(conn, tx);
+	return 0;
+}
+
+void gm_msg_progress_ep(struct gm_ep *ep)
+{
+	struct gm_list *pos, *tmp;
+
+	gm_list_for_each_safe(&ep->tx_pending, pos, tmp)
+		conn_push(gm_list_entry(pos, struct gm_conn, pend_entry));
+}
+
+/* ---- receive side ---- */
+
+static void rx_free(struct gm_rx *rx);
+
+static void rx_complete(struct gm_rx *rx, int err)
+{
+	struct gm_ep *ep = rx->ep;
+	uint64_t cflags = rx->flags & (FI_RECV | FI_MSG | FI_TAGGED);
+	struct gm_rx *parent = rx->multi_parent;
+	void *buf = parent ? rx->iov[0].iov_base : NULL;
+
+	if (rx->has_data)
+		cflags |= FI_REMOTE_CQ_DATA;
+	if (parent && --parent->multi_refs == 0 && parent->multi_retired) {
+		cflags |= FI_MULTI_RECV;
+		rx_free(parent);
+	}
+	if (!err && rx->msg_len > rx->recv_len)
+		err = FI_ETRUNC;
+	if (err) {
+		if (ep->rx_cq)
+			gm_cq_write_err(ep->rx_cq, rx->context, cflags, rx->recv_len, buf, rx->rdata,
+					rx->rtag, rx->msg_len - rx->recv_len, err);
+		gm_cntr_inc_err(ep->recv_cntr);
+	} else {
+		if (ep->rx_cq && want_completion(ep->rx_selective, rx->flags))
+			gm_cq_write(ep->rx_cq, rx->context, cflags, rx->recv_len, buf, rx->rdata,
+				    rx->rtag, rx->rsrc);
+		gm_cntr_inc(ep->recv_cntr);
+	}
+	rx_free(rx);
+}
+
+static void rx_free(struct gm_rx *rx)
+{
+	free(rx);
+}
+
+/*
+ * A posted receive matched a message of msg_len bytes.  For a multi-recv
+ * buffer, carve a slice of it and return that instead; the buffer retires
+ * once less than min_multi_recv is left.
+ */
+static struct gm_rx *rx_take(struct gm_rx *rx, uint64_t msg_len)
+{
+	if (!(rx->flags & FI_MULTI_RECV)) {
+		gm_list_del(&rx->entry);
+		return rx;
+	}
+	struct gm_rx *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	uint64_t left = rx->len - rx->multi_off;
+	uint64_t take = msg_len < left ? msg_len : left;
+	s->ep = rx->ep;
+	s->context = rx->context;
+	s->flags = rx->flags;
+	s->src = rx->src;
+	s->iov_count = 1;
+	s->iov[0].iov_base = (char *)rx->iov[0].iov_base + rx->multi_off;
+	s->iov[0].iov_len = take;
+	s->len = take;
+	s->multi_parent = rx;
+	gm_list_init(&s->entry);
+	rx->multi_off += take;
+	rx->multi_refs++;
+	if (rx->len - rx->multi_off < rx->ep->min_multi_recv) {
+		gm_list_del(&rx->entry);
+		rx->multi_retired = true;
+	}
+	return s;
+}
+
+static void rx_bind_msg(struct gm_rx *rx, struct gm_conn *conn, const struct gm_msg_hdr *m)
+{
+	rx->conn = conn;
+	rx->msg_len = m->msg_len;
+	rx->recv_len = m->msg_len < rx->len ? m->msg_len : rx->len;
+	rx->rtag = m->tag;
+	rx->rdata = m->data;
+	rx->has_data = m->mflags & GM_M_DATA;
+	rx->rsrc = conn_src(conn);
+	rx->got = 0;
+}
+
+/* The receiver side of rendezvous: pull the message into rx. */
+static void rx_pull(struct gm_rx *rx, uint32_t msg_id)
+{
+	struct gm_cts_hdr c = {.msg_id = msg_id, .recv_id = rx->ep->next_recv_id++,
+			       .len = rx->recv_len};
+	uint8_t buf[sizeof(c)];
+
+	rx->id = c.recv_id;
+	if (!rx->recv_len) {
+		/* Nothing to pull, but the sender still waits to be released. */
+		gm_cts_hdr_encode(buf, &c);
+		send_ctrl(rx->conn, GM_FT_CTS, buf, sizeof(buf));
+		rx_complete(rx, 0);
+		return;
+	}
+	gm_list_add_tail(&rx->ep->rndv_rx, &rx->rndv_entry);
+	gm_cts_hdr_encode(buf, &c);
+	if (send_ctrl(rx->conn, GM_FT_CTS, buf, sizeof(buf))) {
+		gm_list_del(&rx->rndv_entry);
+		rx_complete(rx, FI_ENOMEM);
+	}
+}
+
+static void ux_free(struct gm_ux *ux)
+{
+	free(ux->buf);
+	free(ux);
+}
+
+/* Give a complete unexpected message (or an RTS) to a receive. */
+static void ux_deliver(struct gm_ux *ux, struct gm_rx *rx)
+{
+	struct gm_msg_hdr m = {.msg_id = ux->msg_id, .mflags = ux->mflags, .tag = ux->tag,
+			       .data = ux->data, .msg_len = ux->msg_len};
+
+	rx_bind_msg(rx, ux->conn, &m);
+	rx->rsrc = ux->src != FI_ADDR_NOTAVAIL ? ux->src : conn_src(ux->conn);
+	gm_list_del(&ux->entry);
+	if (ux->rts) {
+		rx_pull(rx, ux->msg_id);
+	} else if (ux->have == ux->msg_len) {
+		gm_iov_copy_to(rx->iov, rx->iov_count, 0, ux->buf, rx->recv_len);
+		rx->got = rx->recv_len;
+		rx_complete(rx, 0);
+	} else {
+		/* Still arriving: the FRAG handler finishes it. */
+		ux->bound = rx;
+		gm_list_add_tail(&rx->ep->unexpected[(ux->mflags & GM_M_TAGGED) ? 1 : 0],
+				 &ux->entry);
+		return;
+	}
+	if (ux->conn->rx_cur == ux)
+		ux->conn->rx_cur = NULL;
+	ux_free(ux);
+}
+
+/* Drop an unexpected message unread; a pending sender is released with an empty pull. */
+static void ux_discard(struct gm_ux *ux)
+{
+	gm_list_del(&ux->entry);
+	if (ux->rts) {
+		struct gm_cts_hdr c = {.msg_id = ux->msg_id, .recv_id = 0, .len = 0};
+		uint8_t buf[sizeof(c)];
+		gm_cts_hdr_encode(buf, &c);
+		send_ctrl(ux->conn, GM_FT_CTS, buf, sizeof(buf));
+	}
+	if (ux->conn->rx_cur == ux)
+		ux->conn->rx_cur = NULL;
+	ux_free(ux);
+}
+
+static int recv_peek(struct gm_ep *ep, int q, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		     void *context, uint64_t flags)
+{
+	struct gm_ux *ux = gm_match_unexpected(&ep->unexpected[q], src, tag, ignore, NULL, false);
+	uint64_t cflags = (flags & (FI_MSG | FI_TAGGED)) | FI_RECV;
+
+	if (!ux) {
+		if (ep->rx_cq)
+			gm_cq_write_err(ep->rx_cq, context, cflags, 0, NULL, 0, tag, 0, FI_ENOMSG);
+		return 0;
+	}
+	if (ux->mflags & GM_M_DATA)
+		cflags |= FI_REMOTE_CQ_DATA;
+	if (ep->rx_cq)
+		gm_cq_write(ep->rx_cq, context, cflags, ux->msg_len, NULL, ux->data, ux->tag,
+			    ux->src != FI_ADDR_NOTAVAIL ? ux->src : conn_src(ux->conn));
+	if (flags & FI_DISCARD)
+		ux_discard(ux);
+	else if (flags & FI_CLAIM) {
+		ux->claimed = true;
+		ux->claim_ctx = context;
+	}
+	return 0;
+}
+
+ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_addr_t src,
+		    uint64_t tag, uint64_t ignore, void *context, uint64_t flags)
+{
+	int q = (flags & FI_TAGGED) ? 1 : 0;
+	struct gm_ux *ux;
+	struct gm_rx *rx;
+
+	if (!(ep->info->caps & FI_DIRECTED_RECV))
+		src = FI_ADDR_UNSPEC;
+	if (!q) {
+		tag = 0;
+		ignore = 0;
+	}
+	if (flags & FI_PEEK)
+		return recv_peek(ep, q, src, tag, ignore, context, flags);
+	if ((flags & FI_MULTI_RECV) && (q || count != 1))
+		return -FI_EINVAL;
+
+	rx = calloc(1, sizeof(*rx));
+	if (!rx)
+		return -FI_EAGAIN;
+	rx->ep = ep;
+	rx->context = context;
+	rx->flags = flags;
+	rx->src = src;
+	rx->tag = tag;
+	rx->ignore = ignore;
+	memcpy(rx->iov, iov, count * sizeof(*iov));
+	rx->iov_count = count;
+	rx->len = gm_iov_len(iov, count);
+	gm_list_init(&rx->entry);
+	gm_list_init(&rx->rndv_entry);
+
+	if (flags & FI_CLAIM) {
+		ux = gm_match_unexpected(&ep->unexpected[q], src, tag, ignore, context, true);
+		if (!ux) {
+			free(rx);
+			return -FI_EINVAL;
+		}
+		if (flags & FI_DISCARD) {
+			rx->rtag = ux->tag;
+			ux_discard(ux);
+			rx_complete(rx, 0);
+			return 0;
+		}
+		ux_deliver(ux, rx);
+		return 0;
+	}
+
+	if (!(flags & FI_MULTI_RECV)) {
+		ux = gm_match_unexpected(&ep->unexpected[q], src, tag, ignore, NULL, false);
+		if (ux) {
+			ux_deliver(ux, rx);
+			return 0;
+		}
+	} else {
+		gm_list_add_tail(&ep->posted[q], &rx->entry);
+		/* Drain whatever unexpected messages fit. */
+		while (!rx->multi_retired &&
+		       (ux = gm_match_unexpected(&ep->unexpected[0], src, 0, 0, NULL, false))) {
+			struct gm_rx *s = rx_take(rx, ux->msg_len);
+			if (!s)
+				break;
+			ux_deliver(ux, s);
+		}
+		return 0;
+	}
+	gm_list_add_tail(&ep->posted[q], &rx->entry);
+	return 0;
+}
+
+int gm_msg_cancel(struct gm_ep *ep, void *context)
+{
+	for (int q = 0; q < 2; q++) {
+		struct gm_list *pos, *tmp;
+		gm_list_for_each_safe(&ep->posted[q], pos, tmp)
+		{
+			struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, entry);
+			if (rx->context != context)
+				continue;
+			gm_list_del(&rx->entry);
+			if (ep->rx_cq)
+				gm_cq_write_err(ep->rx_cq, context,
+						rx->flags & (FI_RECV | FI_MSG | FI_TAGGED), 0, NULL, 0,
+						rx->tag, 0, FI_ECANCELED);
+			if (rx->multi_refs)
+				rx->multi_retired = true; /* freed by its last slice */
+			else
+				rx_free(rx);
+			return 0;
+		}
+	}
+	return -FI_ENOENT;
+}
+
+/* ---- frame handlers ---- */
+
+static struct gm_ux *ux_new(struct gm_conn *conn, const struct gm_msg_hdr *m, bool rts)
+{
+	struct gm_ux *ux = calloc(1, sizeof(*ux));
+
+	if (!ux)
+		return NULL;
+	ux->conn = conn;
+	ux->src = conn_src(conn);
+	ux->tag = m->tag;
+	ux->data = m->data;
+	ux->msg_len = m->msg_len;
+	ux->mflags = m->mflags;
+	ux->msg_id = m->msg_id;
+	ux->rts = rts;
+	gm_list_init(&ux->entry);
+	if (!rts && m->msg_len) {
+		ux->buf = malloc(m->msg_len);
+		if (!ux->buf) {
+			free(ux);
+			return NULL;
+		}
+	}
+	return ux;
+}
+
+static struct gm_rx *match_posted(struct gm_ep *ep, struct gm_conn *conn,
+				  const struct gm_msg_hdr *m)
+{
+	int q = (m->mflags & GM_M_TAGGED) ? 1 : 0;
+	struct gm_rx *rx = gm_match_posted(&ep->posted[q], conn_src(conn), q ? m->tag : 0);
+
+	return rx ? rx_take(rx, m->msg_len) : NULL;
+}
+
+static void on_msg_first(struct gm_ep *ep, struct gm_conn *conn, uint8_t type, const void *body,
+			 size_t len)
+{
+	struct gm_msg_hdr m;
+	const uint8_t *data = (const uint8_t *)body + sizeof(m);
+	size_t dlen = len - sizeof(m);
+	struct gm_rx *rx;
+
+	gm_msg_hdr_decode(body, &m);
+	if ((type == GM_FT_EAGER && dlen != m.msg_len) ||
+	    (type == GM_FT_START && (dlen > m.msg_len || m.msg_len > GM_MAX_UNEXPECTED_MEDIUM)) ||
+	    (type == GM_FT_RTS && dlen != 0)) {
+		GM_WARN(FI_LOG_EP_DATA, "dropping malformed frame type %u (len %zu, msg_len %lu)\n",
+			type, dlen, (unsigned long)m.msg_len);
+		return;
+	}
+	rx = match_posted(ep, conn, &m);
+	if (rx) {
+		rx_bind_msg(rx, conn, &m);
+		if (type == GM_FT_RTS) {
+			rx_pull(rx, m.msg_id);
+			return;
+		}
+		size_t n = dlen < rx->recv_len ? dlen : rx->recv_len;
+		gm_iov_copy_to(rx->iov, rx->iov_count, 0, data, n);
+		rx->got = dlen;
+		if (type == GM_FT_EAGER || rx->got == rx->msg_len) {
+			rx_complete(rx, 0);
+		} else {
+			conn->rx_cur_rx = rx;
+			conn->rx_cur = NULL;
+			conn->rx_cur_id = m.msg_id;
+		}
+		return;
+	}
+	struct gm_ux *ux = ux_new(conn, &m, type == GM_FT_RTS);
+	if (!ux) {
+		GM_WARN(FI_LOG_EP_DATA, "out of memory for an unexpected message: dropped\n");
+		return;
+	}
+	if (dlen)
+		memcpy(ux->buf, data, dlen);
+	ux->have = dlen;
+	if (type == GM_FT_START && ux->have < ux->msg_len) {
+		conn->rx_cur = ux;
+		conn->rx_cur_rx = NULL;
+		conn->rx_cur_id = m.msg_id;
+	}
+	gm_list_add_tail(&ep->unexpected[(m.mflags & GM_M_TAGGED) ? 1 : 0], &ux->entry);
+}
+
+static void on_eager(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len)
+{
+	on_msg_first(ep, conn, GM_FT_EAGER, body, len);
+}
+
+static void on_start(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len)
+{
+	on_msg_first(ep, conn, GM_FT_START, body, len);
+}
+
+static void on_rts(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len)
+{
+	on_msg_first(ep, conn, GM_FT_RTS, body, len);
+}
+
+static void on_frag(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len)
+{
+	struct gm_frag_hdr f;
+	const uint8_t *data = (const uint8_t *)body + sizeof(f);
+	size_t dlen = len - sizeof(f);
+
+	gm_frag_hdr_decode(body, &f);
+	if (f.msg_id != conn->rx_cur_id || (!conn->rx_cur && !conn->rx_cur_rx)) {
+		GM_WARN(FI_LOG_EP_DATA, "dropping fragment of unknown message %u\n", f.msg_id);
+		return;
+	}
+	if (conn->rx_cur_rx) {
+		struct gm_rx *rx = conn->rx_cur_rx;
+		if (f.offset != rx->got || f.offset + dlen > rx->msg_len) {
+			GM_WARN(FI_LOG_EP_DATA, "dropping out-of-place fragment\n");
+			return;
+		}
+		if (f.offset < rx->recv_len) {
+			size_t n = rx->recv_len - f.offset < dlen ? rx->recv_len - f.offset : dlen;
+			gm_iov_copy_to(rx->iov, rx->iov_count, f.offset, data, n);
+		}
+		rx->got += dlen;
+		if (rx->got == rx->msg_len) {
+			conn->rx_cur_rx = NULL;
+			rx_complete(rx, 0);
+		}
+		return;
+	}
+	struct gm_ux *ux = conn->rx_cur;
+	if (f.offset != ux->have || f.offset + dlen > ux->msg_len) {
+		GM_WARN(FI_LOG_EP_DATA, "dropping out-of-place fragment\n");
+		return;
+	}
+	memcpy(ux->buf + f.offset, data, dlen);
+	ux->have += dlen;
+	if (ux->have == ux->msg_len) {
+		conn->rx_cur = NULL;
+		if (ux->bound) {
+			struct gm_rx *rx = ux->bound;
+			gm_list_del(&ux->entry);
+			gm_iov_copy_to(rx->iov, rx->iov_count, 0, ux->buf, rx->recv_len);
+			rx->got = rx->recv_len;
+			ux_free(ux);
+			rx_complete(rx, 0);
+		}
+	}
+}
+
+static void on_cts(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len)
+{
+	struct gm_cts_hdr c;
+	struct gm_list *pos, *tmp;
+
+	gm_cts_hdr_decode(body, &c);
+	gm_list_for_each_safe(&conn->cts_wait, pos, tmp)
+	{
+		struct gm_tx *tx = gm_list_entry(pos, struct gm_tx, entry);
+		if (tx->msg_id != c.msg_id)
+			continue;
+		gm_list_del(&tx->entry);
+		tx->recv_id = c.recv_id;
+		tx->limit = c.len < tx->len ? c.len : tx->len;
+		tx->off = 0;
+		if (!tx->limit) {
+			tx->state = GM_TX_SENT;
+			tx_maybe_complete(tx);
+			return;
+		}
+		tx->state = GM_TX_PULLED;
+		conn_queue(conn, tx);
+		return;
+	}
+	GM_WARN(FI_LOG_EP_DATA, "dropping CTS for unknown message %u\n", c.msg_id);
+}
+
+static void on_rdata(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len)
+{
+	struct gm_frag_hdr f;
+	const uint8_t *data = (const uint8_t *)body + sizeof(f);
+	size_t dlen = len - sizeof(f);
+	struct gm_list *pos, *tmp;
+
+	gm_frag_hdr_decode(body, &f);
+	gm_list_for_each_safe(&ep->rndv_rx, pos, tmp)
+	{
+		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
+		if (rx->id != f.msg_id || rx->conn != conn)
+			continue;
+		if (f.offset != rx->got || f.offset + dlen > rx->recv_len) {
+			GM_WARN(FI_LOG_EP_DATA, "dropping out-of-place rendezvous data\n");
+			return;
+		}
+		gm_iov_copy_to(rx->iov, rx->iov_count, f.offset, data, dlen);
+		rx->got += dlen;
+		if (rx->got == rx->recv_len) {
+			gm_list_del(&rx->rndv_entry);
+			rx_complete(rx, 0);
+		}
+		return;
+	}
+	GM_WARN(FI_LOG_EP_DATA, "dropping rendezvous data for unknown receive %u\n", f.msg_id);
+}
+
+typedef void (*gm_handler_fn)(struct gm_ep *ep, struct gm_conn *conn, const void *body,
+			      size_t len);
+
+static const gm_handler_fn gm_handlers[GM_FT_MAX] = {
+	[GM_FT_EAGER] = on_eager,
+	[GM_FT_START] = on_start,
+	[GM_FT_FRAG] = on_frag,
+	[GM_FT_RTS] = on_rts,
+	[GM_FT_CTS] = on_cts,
+	[GM_FT_RDATA] = on_rdata,
+};
+
+static void port_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
+{
+	struct gm_ep *ep = ctx;
+	struct gm_conn *conn = gm_conn_of_peer(ep, peer);
+	uint8_t type = f->hdr->type;
+
+	if (!conn) {
+		GM_WARN(FI_LOG_EP_DATA, "out of memory for a new peer: frame dropped\n");
+		return;
+	}
+	if (type >= GM_FT_MAX || !gm_handlers[type] || f->body_len < gm_wire_type_hlen(type)) {
+		GM_WARN(FI_LOG_EP_DATA, "dropping frame of unexpected type %u\n", type);
+		return;
+	}
+	gm_handlers[type](ep, conn, f->body, f->body_len);
+}
+
+static void port_acked(void *ctx, struct gm_peer *peer, void *cookie)
+{
+	struct gm_tx *tx = cookie;
+
+	tx->unacked--;
+	tx_maybe_complete(tx);
+}
+
+static void port_failed_frame(void *ctx, struct gm_peer *peer, void *cookie, int err)
+{
+	struct gm_tx *tx = cookie;
+
+	tx->err = err < 0 ? -err : err;
+	tx->unacked--;
+	tx_maybe_complete(tx);
+}
+
+/* Fail everything in flight with this peer. */
+static void port_peer_failed(void *ctx, struct gm_peer *peer, int err)
+{
+	struct gm_ep *ep = ctx;
+	struct gm_conn *conn = gm_peer_ctx(peer);
+	struct gm_list *pos, *tmp;
+	int e = err < 0 ? -err : err;
+
+	if (!conn)
+		return;
+	GM_WARN(FI_LOG_EP_DATA, "peer fi_addr %ld failed: %s\n", (long)conn->fi_addr,
+		fi_strerror(e));
+	gm_list_for_each_safe(&conn->tx_queue, pos, tmp)
+	{
+		struct gm_tx *tx = gm_list_entry(pos, struct gm_tx, entry);
+		gm_list_del(&tx->entry);
+		tx->err = e;
+		tx->state = GM_TX_SENT;
+		tx_maybe_complete(tx);
+	}
+	gm_list_del(&conn->pend_entry);
+	gm_list_for_each_safe(&conn->cts_wait, pos, tmp)
+	{
+		struct gm_tx *tx = gm_list_entry(pos, struct gm_tx, entry);
+		gm_list_del(&tx->entry);
+		tx->err = e;
+		tx->state = GM_TX_SENT;
+		tx_maybe_complete(tx);
+	}
+	gm_list_for_each_safe(&ep->rndv_rx, pos, tmp)
+	{
+		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
+		if (rx->conn != conn)
+			continue;
+		gm_list_del(&rx->rndv_entry);
+		rx_complete(rx, e);
+	}
+	if (conn->rx_cur_rx) {
+		rx_complete(conn->rx_cur_rx, e);
+		conn->rx_cur_rx = NULL;
+	}
+	if (conn->rx_cur) {
+		struct gm_ux *ux = conn->rx_cur;
+		gm_list_del(&ux->entry);
+		if (ux->bound)
+			rx_complete(ux->bound, e);
+		ux_free(ux);
+		conn->rx_cur = NULL;
+	}
+}
+
+const struct gm_port_ops gm_msg_port_ops = {
+	.recv = port_recv,
+	.acked = port_acked,
+	.failed_frame = port_failed_frame,
+	.peer_failed = port_peer_failed,
+};
+
+/* The endpoint is closing: drop queued work without completions. */
+void gm_msg_ep_close(struct gm_ep *ep)
+{
+	struct gm_list *pos, *tmp, *p2, *t2;
+
+	gm_list_for_each_safe(&ep->conn_list, pos, tmp)
+	{
+		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, ep_entry);
+		gm_list_for_each_safe(&conn->tx_queue, p2, t2)
+		{
+			struct gm_tx *tx = gm_list_entry(p2, struct gm_tx, entry);
+			gm_list_del(&tx->entry);
+			if (!tx->unacked)
+				free(tx);
+			else
+				tx->internal = true; /* freed when the net drops its frames */
+		}
+		gm_list_for_each_safe(&conn->cts_wait, p2, t2)
+		{
+			struct gm_tx *tx = gm_list_entry(p2, struct gm_tx, entry);
+			gm_list_del(&tx->entry);
+			free(tx);
+		}
+		gm_peer_set_ctx(conn->peer, NULL);
+		free(conn);
+	}
+	for (int q = 0; q < 2; q++) {
+		gm_list_for_each_safe(&ep->posted[q], pos, tmp)
+		{
+			struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, entry);
+			gm_list_del(&rx->entry);
+			free(rx);
+		}
+		gm_list_for_each_safe(&ep->unexpected[q], pos, tmp)
+		{
+			struct gm_ux *ux = gm_list_entry(pos, struct gm_ux, entry);
+			gm_list_del(&ux->entry);
+			free(ux->bound);
+			ux_free(ux);
+		}
+	}
+	gm_list_for_each_safe(&ep->rndv_rx, pos, tmp)
+	{
+		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
+		gm_list_del(&rx->rndv_entry);
+		free(rx);
+	}
+}
