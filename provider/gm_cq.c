@@ -112,8 +112,7 @@ static ssize_t gm_cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_ad
 	ssize_t ret;
 
 	pthread_mutex_lock(&cq->dom->lock);
-	if (!cq->count && gm_list_empty(&cq->errs))
-		gm_domain_progress(cq->dom);
+	gm_domain_progress(cq->dom);
 	ret = cq_take(cq, buf, count, src);
 	pthread_mutex_unlock(&cq->dom->lock);
 	return ret;

@@ -1,0 +1,516 @@
+/*
+ * Functional test of provider "gamma" through the public libfabric API, over
+ * two real interfaces (the two ends of a veth pair, or two cluster nodes).
+ *
+ *   gm-fitest pair IF_A IF_B [MAX_SIZE]   every message feature, both ways
+ *   gm-fitest kill IF_A IF_B              a killed peer yields FI_EIO
+ *
+ * Every received byte is checked against the pattern the sender wrote.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+struct side {
+	const char *ifname;
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	fi_addr_t peer;
+};
+
+static struct side A, B;
+static int failures;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "FAIL: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+#define CHK(call)                                                                                  \
+	do {                                                                                       \
+		int _r = (int)(call);                                                              \
+		if (_r < 0)                                                                        \
+			die("%s:%d %s = %d (%s)", __FILE__, __LINE__, #call, _r, fi_strerror(-_r)); \
+	} while (0)
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void side_open(struct side *s, uint32_t tclass)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE;
+	hints->mode = FI_CONTEXT;
+	hints->fabric_attr->prov_name = strdup("gamma");
+	hints->domain_attr->name = strdup(s->ifname);
+	hints->domain_attr->threading = FI_THREAD_SAFE;
+	hints->tx_attr->tclass = tclass;
+	CHK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &s->info));
+	fi_freeinfo(hints);
+	if (strcmp(s->info->fabric_attr->prov_name, "gamma"))
+		die("got provider %s", s->info->fabric_attr->prov_name);
+	CHK(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
+	CHK(fi_domain(s->fabric, s->info, &s->domain, NULL));
+	struct fi_av_attr av = {.type = FI_AV_TABLE};
+	CHK(fi_av_open(s->domain, &av, &s->av, NULL));
+	struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_UNSPEC};
+	CHK(fi_cq_open(s->domain, &cq, &s->cq, NULL));
+	CHK(fi_endpoint(s->domain, s->info, &s->ep, NULL));
+	CHK(fi_ep_bind(s->ep, &s->av->fid, 0));
+	CHK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
+	CHK(fi_enable(s->ep));
+}
+
+static void side_close(struct side *s)
+{
+	CHK(fi_close(&s->ep->fid));
+	CHK(fi_close(&s->cq->fid));
+	CHK(fi_close(&s->av->fid));
+	CHK(fi_close(&s->domain->fid));
+	CHK(fi_close(&s->fabric->fid));
+	fi_freeinfo(s->info);
+}
+
+static void connect_sides(struct side *a, struct side *b)
+{
+	char addr[64], str[64];
+	size_t len = sizeof(addr), slen = sizeof(str);
+
+	CHK(fi_getname(&b->ep->fid, addr, &len));
+	if (fi_av_insert(a->av, addr, 1, &a->peer, 0, NULL) != 1)
+		die("av_insert");
+	fi_av_straddr(a->av, addr, str, &slen);
+	if (strncmp(str, "gamma://", 8))
+		die("straddr gave '%s'", str);
+	printf("# %s -> %s\n", a->ifname, str);
+}
+
+static uint8_t pat(uint64_t seed, size_t i)
+{
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + i * 0xBF58476D1CE4E5B9ull;
+	return (uint8_t)(x >> 56 ^ x >> 29);
+}
+
+static void fill(uint8_t *b, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = pat(seed, i);
+}
+
+static size_t first_bad(const uint8_t *b, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != pat(seed, i))
+			return i;
+	return n;
+}
+
+/* Wait for one completion on s, progressing the other side meanwhile. */
+static int wait_comp(struct side *s, struct side *other, struct fi_cq_tagged_entry *e,
+		     struct fi_cq_err_entry *err, double timeout)
+{
+	double t0 = now_s();
+	fi_addr_t src;
+
+	for (;;) {
+		ssize_t r = fi_cq_readfrom(s->cq, e, 1, &src);
+		if (r == 1)
+			return 0;
+		if (r == -FI_EAVAIL) {
+			memset(err, 0, sizeof(*err));
+			CHK(fi_cq_readerr(s->cq, err, 0));
+			return -err->err;
+		}
+		if (r != -FI_EAGAIN)
+			die("cq read %zd", r);
+		if (other) {
+			/* count 0: progress the other side, leave its completions queued */
+			struct fi_cq_tagged_entry x;
+			fi_cq_read(other->cq, &x, 0);
+		}
+		if (now_s() - t0 > timeout)
+			die("no completion within %.0f s", timeout);
+	}
+}
+
+static void expect_ok(struct side *s, struct side *o, void *ctx, const char *what)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	int r = wait_comp(s, o, &e, &err, 120);
+
+	if (r)
+		die("%s: error completion %d (%s)", what, r, fi_strerror(-r));
+	if (e.op_context != ctx)
+		die("%s: completion for context %p, expected %p", what, e.op_context, ctx);
+}
+
+/* Send len bytes from a to b; the receive is posted before or after the send. */
+static void xfer(struct side *a, struct side *b, size_t len, bool tagged, bool post_first,
+		 uint64_t seed)
+{
+	uint8_t *sbuf = malloc(len + 1), *rbuf = malloc(len + 64);
+	struct fi_context sctx, rctx;
+	uint64_t tag = 0x8000000000000000ull | seed;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	int done = 0;
+
+	fill(sbuf, len, seed);
+	memset(rbuf, 0xEE, len + 64);
+	if (post_first) {
+		if (tagged)
+			CHK(fi_trecv(b->ep, rbuf, len, NULL, b->peer, tag, 0, &rctx));
+		else
+			CHK(fi_recv(b->ep, rbuf, len, NULL, b->peer, &rctx));
+	}
+	if (tagged)
+		CHK(fi_tsend(a->ep, sbuf, len, NULL, a->peer, tag, &sctx));
+	else
+		CHK(fi_send(a->ep, sbuf, len, NULL, a->peer, &sctx));
+	if (!post_first) {
+		/* Let the message arrive unexpected before the receive exists. */
+		double t0 = now_s();
+		while (now_s() - t0 < 0.05) {
+			if (fi_cq_read(b->cq, &e, 0) != -FI_EAGAIN)
+				die("completion before any receive was posted");
+			if (fi_cq_read(a->cq, &e, 1) == 1) {
+				if (e.op_context != &sctx)
+					die("foreign send completion");
+				done |= 1;
+			}
+		}
+		if (tagged)
+			CHK(fi_trecv(b->ep, rbuf, len, NULL, b->peer, tag, 0, &rctx));
+		else
+			CHK(fi_recv(b->ep, rbuf, len, NULL, b->peer, &rctx));
+	}
+	while (done != 3) {
+		if (!(done & 2)) {
+			ssize_t r = fi_cq_read(b->cq, &e, 1);
+			if (r == 1) {
+				if (e.op_context != &rctx || e.len != len)
+					die("recv completion ctx %p len %zu (want %zu)", e.op_context,
+					    e.len, len);
+				if (tagged && e.tag != tag)
+					die("tag %lx want %lx", e.tag, tag);
+				done |= 2;
+			} else if (r == -FI_EAVAIL) {
+				fi_cq_readerr(b->cq, &err, 0);
+				die("recv error %d", err.err);
+			}
+		}
+		if (!(done & 1)) {
+			ssize_t r = fi_cq_read(a->cq, &e, 1);
+			if (r == 1) {
+				if (e.op_context != &sctx)
+					die("send completion ctx");
+				done |= 1;
+			} else if (r == -FI_EAVAIL) {
+				fi_cq_readerr(a->cq, &err, 0);
+				die("send error %d", err.err);
+			}
+		}
+	}
+	size_t bad = first_bad(rbuf, len, seed);
+	if (bad != len)
+		die("%zu B %s: byte %zu differs", len, tagged ? "tagged" : "untagged", bad);
+	for (size_t i = len; i < len + 64; i++)
+		if (rbuf[i] != 0xEE)
+			die("%zu B: byte %zu past the message was written", len, i);
+	free(sbuf);
+	free(rbuf);
+}
+
+static void test_sizes(size_t max)
+{
+	static const size_t sizes[] = {0,     1,      8,      64,      255,     256,
+				       1400,  1472,   1473,   4000,    8192,    9000,
+				       32768, 65535,  65536,  100000,  1 << 20, 4 << 20,
+				       16 << 20, 64 << 20};
+	uint64_t seed = 1;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		if (sizes[i] > max)
+			break;
+		for (int mode = 0; mode < 4; mode++) {
+			xfer(&A, &B, sizes[i], mode & 1, mode & 2, seed++);
+			xfer(&B, &A, sizes[i], mode & 1, mode & 2, seed++);
+		}
+		printf("ok: %zu B tagged/untagged, expected/unexpected, both ways\n", sizes[i]);
+	}
+}
+
+static void test_truncation(void)
+{
+	size_t lens[] = {100, 5000, 200000};
+
+	for (int i = 0; i < 3; i++) {
+		size_t len = lens[i], cap = len / 2;
+		uint8_t *s = malloc(len), *r = malloc(len);
+		struct fi_context sc, rc;
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err;
+
+		fill(s, len, 77 + i);
+		memset(r, 0, len);
+		CHK(fi_trecv(B.ep, r, cap, NULL, FI_ADDR_UNSPEC, 42, 0, &rc));
+		CHK(fi_tsend(A.ep, s, len, NULL, A.peer, 42, &sc));
+		int ret = wait_comp(&B, &A, &e, &err, 60);
+		if (ret != -FI_ETRUNC)
+			die("truncation %zu: got %d, want -FI_ETRUNC", len, ret);
+		if (err.olen != len - cap || err.op_context != &rc)
+			die("truncation: olen %zu want %zu", err.olen, len - cap);
+		if (first_bad(r, cap, 77 + i) != cap || r[cap] != 0)
+			die("truncation: prefix wrong or overrun");
+		char buf[256];
+		const char *msg = fi_cq_strerror(B.cq, err.prov_errno, NULL, buf, sizeof(buf));
+		if (!msg || !*msg)
+			die("no strerror");
+		expect_ok(&A, &B, &sc, "truncated send");
+		free(s);
+		free(r);
+	}
+	printf("ok: truncation gives FI_ETRUNC with olen, prefix intact\n");
+}
+
+static void test_peek_claim_cancel(void)
+{
+	uint8_t s[3000], r[3000];
+	struct fi_context sc, pc, rc, cc;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	struct fi_msg_tagged m;
+	struct iovec iov = {r, sizeof(r)};
+
+	/* Nothing there yet: FI_PEEK fails with FI_ENOMSG. */
+	m = (struct fi_msg_tagged){.msg_iov = NULL, .iov_count = 0, .addr = FI_ADDR_UNSPEC,
+				   .tag = 1234, .ignore = 0, .context = &pc};
+	CHK(fi_trecvmsg(B.ep, &m, FI_PEEK));
+	if (wait_comp(&B, &A, &e, &err, 10) != -FI_ENOMSG)
+		die("peek of nothing: want FI_ENOMSG");
+
+	fill(s, sizeof(s), 5);
+	CHK(fi_tsenddata(A.ep, s, sizeof(s), NULL, 0xABCD, A.peer, 1234, &sc));
+	expect_ok(&A, &B, &sc, "send for peek");
+	double t0 = now_s();
+	for (;;) {
+		CHK(fi_trecvmsg(B.ep, &m, FI_PEEK | FI_CLAIM));
+		int ret = wait_comp(&B, &A, &e, &err, 10);
+		if (!ret)
+			break;
+		if (ret != -FI_ENOMSG || now_s() - t0 > 10)
+			die("peek: %d", ret);
+	}
+	if (e.len != sizeof(s) || e.tag != 1234 || e.data != 0xABCD ||
+	    !(e.flags & FI_REMOTE_CQ_DATA))
+		die("peek: len %zu tag %lx data %lx", e.len, e.tag, e.data);
+	/* A claimed message is invisible to ordinary receives. */
+	CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 1234, 0, &cc));
+	m = (struct fi_msg_tagged){.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+				   .tag = 1234, .context = &pc};
+	memset(r, 0, sizeof(r));
+	CHK(fi_trecvmsg(B.ep, &m, FI_CLAIM));
+	expect_ok(&B, &A, &pc, "claim");
+	if (first_bad(r, sizeof(r), 5) != sizeof(r))
+		die("claimed data wrong");
+	/* The ordinary receive is still posted: cancel it. */
+	CHK(fi_cancel(&B.ep->fid, &cc));
+	if (wait_comp(&B, &A, &e, &err, 10) != -FI_ECANCELED || err.op_context != &cc)
+		die("cancel: want FI_ECANCELED");
+	if (fi_cancel(&B.ep->fid, &rc) != -FI_ENOENT)
+		die("cancel of nothing should be -FI_ENOENT");
+	printf("ok: FI_PEEK (ENOMSG, found), FI_CLAIM, remote CQ data, fi_cancel\n");
+}
+
+static void test_order_and_wildcards(void)
+{
+	enum { N = 500 };
+	static uint32_t s[N], r[N];
+	static struct fi_context sc[N], rc[N];
+	struct fi_cq_tagged_entry e;
+
+	for (int i = 0; i < N; i++) {
+		s[i] = 0x1000 + i;
+		CHK(fi_tsend(A.ep, &s[i], 4, NULL, A.peer, 0x55, &sc[i]));
+	}
+	for (int i = 0; i < N; i++)
+		CHK(fi_trecv(B.ep, &r[i], 4, NULL, FI_ADDR_UNSPEC, 0x50, 0xF, &rc[i]));
+	int got = 0, sent = 0;
+	double t0 = now_s();
+	while (got < N || sent < N) {
+		if (fi_cq_read(B.cq, &e, 1) == 1) {
+			int i = (struct fi_context *)e.op_context - rc;
+			if (i != got || e.tag != 0x55)
+				die("order: completion %d for receive %d", got, i);
+			got++;
+		}
+		if (fi_cq_read(A.cq, &e, 1) == 1)
+			sent++;
+		if (now_s() - t0 > 60)
+			die("order: timeout (%d/%d received)", got, N);
+	}
+	for (int i = 0; i < N; i++)
+		if (r[i] != 0x1000u + i)
+			die("order: message %d holds %x", i, r[i]);
+	printf("ok: %d tagged messages matched in order with an ignore mask\n", N);
+}
+
+static void test_multi_recv(void)
+{
+	enum { N = 20, SZ = 1000 };
+	static uint8_t big[N * SZ / 2 + 64], s[N][SZ];
+	struct fi_context sc[N], mc;
+	struct fi_cq_tagged_entry e;
+	struct iovec iov = {big, sizeof(big)};
+	struct fi_msg m = {.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .context = &mc};
+	size_t min = SZ;
+
+	CHK(fi_setopt(&B.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)));
+	CHK(fi_recvmsg(B.ep, &m, FI_MULTI_RECV));
+	for (int i = 0; i < N / 2; i++) {
+		fill(s[i], SZ, 300 + i);
+		CHK(fi_send(A.ep, s[i], SZ, NULL, A.peer, &sc[i]));
+	}
+	int got = 0, released = 0, sent = 0;
+	double t0 = now_s();
+	while (got < N / 2 || sent < N / 2) {
+		if (fi_cq_read(B.cq, &e, 1) == 1) {
+			if (e.op_context != &mc || e.len != SZ || !e.buf)
+				die("multi-recv completion");
+			if (first_bad(e.buf, SZ, 300 + got) != SZ)
+				die("multi-recv data %d", got);
+			if (e.flags & FI_MULTI_RECV)
+				released++;
+			got++;
+		}
+		if (fi_cq_read(A.cq, &e, 1) == 1)
+			sent++;
+		if (now_s() - t0 > 30)
+			die("multi-recv timeout");
+	}
+	if (released != 1)
+		die("multi-recv: buffer released %d times", released);
+	printf("ok: FI_MULTI_RECV buffer took %d messages and was released once\n", got);
+}
+
+static void run_pair(size_t max)
+{
+	side_open(&A, FI_TC_UNSPEC);
+	side_open(&B, FI_TC_UNSPEC);
+	connect_sides(&A, &B);
+	connect_sides(&B, &A);
+	test_sizes(max);
+	test_truncation();
+	test_peek_claim_cancel();
+	test_order_and_wildcards();
+	test_multi_recv();
+	side_close(&A);
+	side_close(&B);
+}
+
+/* The child (B) takes one message, then dies; A must get FI_EIO, not hang. */
+static void run_kill(void)
+{
+	int up[2], down[2];
+	char addr[64];
+	size_t len = sizeof(addr);
+	pid_t pid;
+
+	if (pipe(up) || pipe(down))
+		die("pipe");
+	pid = fork();
+	if (pid == 0) {
+		uint8_t r[16];
+		struct fi_context rc;
+		side_open(&B, FI_TC_UNSPEC);
+		CHK(fi_getname(&B.ep->fid, addr, &len));
+		if (write(up[1], addr, len) != (ssize_t)len || read(down[0], addr, 8) != 8)
+			_exit(2);
+		CHK(fi_av_insert(B.av, addr, 1, &B.peer, 0, NULL));
+		CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 1, 0, &rc));
+		expect_ok(&B, NULL, &rc, "child recv");
+		/* keep acking briefly so the parent's send completes, then die */
+		double t0 = now_s();
+		while (now_s() - t0 < 0.3) {
+			struct fi_cq_tagged_entry e;
+			fi_cq_read(B.cq, &e, 1);
+		}
+		raise(SIGKILL);
+	}
+	side_open(&A, FI_TC_UNSPEC);
+	if (read(up[0], addr, sizeof(addr)) <= 0)
+		die("child did not start");
+	CHK(fi_av_insert(A.av, addr, 1, &A.peer, 0, NULL));
+	len = sizeof(addr);
+	CHK(fi_getname(&A.ep->fid, addr, &len));
+	if (write(down[1], addr, 8) != 8)
+		die("pipe write");
+	uint8_t msg[16] = "hello";
+	struct fi_context sc, sc2;
+	CHK(fi_tsend(A.ep, msg, sizeof(msg), NULL, A.peer, 1, &sc));
+	expect_ok(&A, NULL, &sc, "send to live peer");
+	waitpid(pid, NULL, 0);
+	static uint8_t big[1 << 20];
+	double t0 = now_s();
+	CHK(fi_tsend(A.ep, big, sizeof(big), NULL, A.peer, 2, &sc2));
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	int ret = wait_comp(&A, NULL, &e, &err, 60);
+	if (ret != -FI_EIO || err.op_context != &sc2)
+		die("send to dead peer: got %d, want -FI_EIO", ret);
+	char buf[256];
+	printf("ok: send to a killed peer failed with FI_EIO after %.1f s: %s\n", now_s() - t0,
+	       fi_cq_strerror(A.cq, err.prov_errno, NULL, buf, sizeof(buf)));
+	side_close(&A);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s pair|kill IF_A IF_B [MAX_SIZE]\n", argv[0]);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	A.ifname = argv[2];
+	B.ifname = argv[3];
+	if (!strcmp(argv[1], "pair"))
+		run_pair(argc > 4 ? strtoull(argv[4], NULL, 0) : (64u << 20));
+	else if (!strcmp(argv[1], "kill"))
+		run_kill();
+	else
+		die("unknown mode %s", argv[1]);
+	return failures ? 1 : 0;
+}
