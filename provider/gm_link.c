@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * AF_PACKET link (see gm_link.h).
+ *
+ * Receive: TPACKET_V2 ring.  TPACKET_V3 batches frames into blocks that the
+ * kernel hands over only when a block fills or its retire timer fires
+ * (milliseconds), which would put that timer on the latency path of every
+ * ping-pong; V2 hands over each frame as soon as it is written.
+ *
+ * Transmit: sendmmsg(), one syscall per batch and class, straight from the
+ * reliability layer's buffers (which hold every frame until acked anyway).
+ * Measured against a PACKET_TX_RING on veth, see the report in git history:
+ * the ring saves no syscall over a batched sendmmsg, adds a copy into the
+ * ring and a slot-reclaim protocol, and pins ring memory per socket; so the
+ * simpler path won.  PACKET_QDISC_BYPASS is deliberately not set: the tc
+ * double-queue classifier must see our frames.
+ *
+ * Local communication: frames to our own MAC never come back from the
+ * wire, but an ETH_P_ALL packet socket sees every outgoing frame as
+ * PACKET_OUTGOING.  The filter accepts such a frame only when its
+ * destination MAC is ours, which makes it the loopback path; a frame is
+ * seen once (the sending socket is never shown its own frames, and we send
+ * and receive on different sockets).
+ */
+#define _GNU_SOURCE
+#include "gm_link.h"
+
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if_arp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <rdma/fi_errno.h>
+
+#include "gm.h"
+
+#define RX_BATCH_MAX 256
+#define MAX_FILTER_PORTS 200 /* classic BPF jumps are 8 bits wide */
+
+struct gm_link {
+	char ifname[IF_NAMESIZE];
+	int ifindex;
+	uint16_t ethertype;
+	uint8_t mac[6];
+	size_t mtu;
+	int rx_fd, tx_fd[2];
+	uint8_t *ring;
+	size_t ring_len, frame_size, block_size;
+	unsigned frames_per_block, frame_nr, rx_head;
+	uint64_t drops;
+	struct sockaddr_ll dst; /* ifindex and protocol for sendmmsg */
+};
+
+static int err_from_errno(int e)
+{
+	return e == EPERM || e == EACCES ? -FI_EPERM : -e;
+}
+
+static int query_iface(struct gm_link *l)
+{
+	struct ifreq ifr = {0};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", l->ifname);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (!(ifr.ifr_flags & IFF_UP) || !(ifr.ifr_flags & IFF_RUNNING)) {
+		GM_WARN(FI_LOG_CORE,
+			"interface %s is down (or has no carrier); bring it up: ip link set %s up\n",
+			l->ifname, l->ifname);
+		rc = -FI_ENETDOWN;
+		goto out;
+	}
+	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	l->mtu = (size_t)ifr.ifr_mtu;
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER) {
+		GM_WARN(FI_LOG_CORE, "interface %s is not Ethernet; pick another with FI_GAMMA_IFACE\n",
+			l->ifname);
+		rc = -FI_ENODEV;
+		goto out;
+	}
+	memcpy(l->mac, ifr.ifr_hwaddr.sa_data, 6);
+out:
+	close(fd);
+	return rc;
+}
+
+static int packet_socket(struct gm_link *l, const char *what)
+{
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == EPERM || e == EACCES)
+			GM_WARN(FI_LOG_CORE,
+				"cannot open a raw packet socket (%s): no CAP_NET_RAW; run as root or "
+				"grant it: setcap cap_net_raw+ep <program>\n", what);
+		else
+			GM_WARN(FI_LOG_CORE, "socket(AF_PACKET) for %s: %s\n", what, strerror(e));
+		return err_from_errno(e);
+	}
+	return fd;
+}
+
+static int bind_iface(struct gm_link *l, int fd, uint16_t proto)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(proto),
+		.sll_ifindex = l->ifindex,
+	};
+
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
+		int e = errno;
+
+		GM_WARN(FI_LOG_CORE, "bind packet socket to %s: %s\n", l->ifname, strerror(e));
+		return e == ENETDOWN ? -FI_ENETDOWN : err_from_errno(e);
+	}
+	return 0;
+}
+
+static int setup_rx_ring(struct gm_link *l, unsigned ring_kb)
+{
+	int v = TPACKET_V2;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t ring_bytes = (size_t)ring_kb * 1024;
+	struct tpacket_req req;
+
+	if (setsockopt(l->rx_fd, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)) < 0)
+		return -errno;
+	/* Slot: tpacket2 header, alignment slack, Ethernet header, MTU. */
+	l->frame_size = TPACKET_ALIGN(TPACKET2_HDRLEN + 16 + ETH_HLEN + l->mtu + 4);
+	l->block_size = (l->frame_size * 8 + page - 1) / page * page;
+	while (l->block_size > (4ul << 20) && l->block_size > (size_t)page)
+		l->block_size = (l->block_size / 2 + page - 1) / page * page;
+	if (l->block_size < l->frame_size)
+		l->block_size = (l->frame_size + page - 1) / page * page;
+	l->frames_per_block = (unsigned)(l->block_size / l->frame_size);
+	req.tp_block_size = (unsigned)l->block_size;
+	req.tp_block_nr = (unsigned)(ring_bytes / l->block_size);
+	if (req.tp_block_nr < 2)
+		req.tp_block_nr = 2;
+	req.tp_frame_size = (unsigned)l->frame_size;
+	req.tp_frame_nr = req.tp_block_nr * l->frames_per_block;
+	if (setsockopt(l->rx_fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0) {
+		int e = errno;
+
+		GM_WARN(FI_LOG_CORE, "PACKET_RX_RING (%u blocks of %u): %s; try a smaller "
+			"FI_GAMMA_RX_RING\n", req.tp_block_nr, req.tp_block_size, strerror(e));
+		return -e;
+	}
+	l->frame_nr = req.tp_frame_nr;
+	l->ring_len = (size_t)req.tp_block_nr * l->block_size;
+	l->ring = mmap(NULL, l->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_LOCKED,
+		       l->rx_fd, 0);
+	if (l->ring == MAP_FAILED) /* MAP_LOCKED may exceed RLIMIT_MEMLOCK */
+		l->ring = mmap(NULL, l->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, l->rx_fd, 0);
+	if (l->ring == MAP_FAILED) {
+		l->ring = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb,
+		 struct gm_link **out)
+{
+	struct gm_link *l;
+	int rc;
+
+	if (!ifname || !*ifname || strlen(ifname) >= IF_NAMESIZE) {
+		GM_WARN(FI_LOG_CORE, "no usable interface name given; set FI_GAMMA_IFACE\n");
+		return -FI_ENODEV;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -FI_ENOMEM;
+	l->rx_fd = l->tx_fd[0] = l->tx_fd[1] = -1;
+	snprintf(l->ifname, sizeof(l->ifname), "%s", ifname);
+	l->ethertype = ethertype;
+	l->ifindex = (int)if_nametoindex(ifname);
+	if (!l->ifindex) {
+		GM_WARN(FI_LOG_CORE, "interface %s does not exist (ip -br link lists them); "
+			"set FI_GAMMA_IFACE\n", ifname);
+		rc = -FI_ENODEV;
+		goto fail;
+	}
+	rc = query_iface(l);
+	if (rc)
+		goto fail;
+	if (l->mtu < sizeof(struct gm_hdr) + 64 || l->mtu > 65535 - ETH_HLEN) {
+		GM_WARN(FI_LOG_CORE, "interface %s has MTU %zu, outside what gamma carries\n",
+			ifname, l->mtu);
+		rc = -FI_EINVAL;
+		goto fail;
+	}
+	/*
+	 * Receive socket: protocol 0 until the ring and the filter are in
+	 * place, then ETH_P_ALL (only ETH_P_ALL taps see outgoing frames, our
+	 * loopback path; the filter checks the EtherType).
+	 */
+	rc = l->rx_fd = packet_socket(l, "receive");
+	if (rc < 0)
+		goto fail;
+	rc = setup_rx_ring(l, rx_ring_kb ? rx_ring_kb : 8192);
+	if (rc)
+		goto fail;
+	rc = gm_link_set_ports(l, NULL, 0);
+	if (rc)
+		goto fail;
+	rc = bind_iface(l, l->rx_fd, ETH_P_ALL);
+	if (rc)
+		goto fail;
+	for (int c = 0; c < 2; c++) {
+		int prio = c == GM_CLASS_HIGH ? GM_PRIO_HIGH : GM_PRIO_LOW;
+		int sndbuf = 4 << 20;
+
+		rc = l->tx_fd[c] = packet_socket(l, "transmit");
+		if (rc < 0)
+			goto fail;
+		/* Protocol 0: a transmit-only socket gets no copies of traffic. */
+		rc = bind_iface(l, l->tx_fd[c], 0);
+		if (rc)
+			goto fail;
+		if (setsockopt(l->tx_fd[c], SOL_SOCKET, SO_PRIORITY, &prio, sizeof(prio)) < 0 ||
+		    setsockopt(l->tx_fd[c], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) < 0) {
+			rc = -errno;
+			goto fail;
+		}
+	}
+	l->dst = (struct sockaddr_ll){
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ethertype),
+		.sll_ifindex = l->ifindex,
+		.sll_halen = 6,
+	};
+	*out = l;
+	return 0;
+fail:
+	gm_link_close(l);
+	return rc;
+}
+
+void gm_link_close(struct gm_link *l)
+{
+	if (!l)
+		return;
+	if (l->ring)
+		munmap(l->ring, l->ring_len);
+	if (l->rx_fd >= 0)
+		close(l->rx_fd);
+	for (int c = 0; c < 2; c++)
+		if (l->tx_fd[c] >= 0)
+			close(l->tx_fd[c]);
+	free(l);
+}
+
+void gm_link_mac(const struct gm_link *l, uint8_t mac[6])
+{
+	memcpy(mac, l->mac, 6);
+}
+
+size_t gm_link_mtu(const struct gm_link *l)
+{
+	return l->mtu;
+}
+
+int gm_link_rx_fd(const struct gm_link *l)
+{
+	return l->rx_fd;
+}
+
+int gm_link_tx_fd(const struct gm_link *l, enum gm_class cls)
+{
+	return l->tx_fd[cls == GM_CLASS_LOW];
+}
+
+/*
+ * The filter: our EtherType; incoming frames addressed to us (PACKET_HOST),
+ * or outgoing frames addressed to our own MAC (local communication); and
+ * gm_hdr.dst_port one of ours.  Everything else never reaches the ring.
+ */
+int gm_link_set_ports(struct gm_link *l, const uint16_t *ports, unsigned n)
+{
+	struct sock_filter f[32 + MAX_FILTER_PORTS];
+	uint32_t mac_hi = (uint32_t)l->mac[0] << 24 | l->mac[1] << 16 | l->mac[2] << 8 | l->mac[3];
+	uint32_t mac_lo = (uint32_t)l->mac[4] << 8 | l->mac[5];
+	bool any_port = n > MAX_FILTER_PORTS;
+	unsigned k = 0, np = any_port ? 0 : n;
+	struct sock_fprog prog;
+
+	/* Layout: 0..9 checks, then np port compares, then drop, accept. */
+	unsigned drop = 10 + np, accept = drop + 1;
+#define JMP(code, v, t, fl) (struct sock_filter)BPF_JUMP(code, v, t, fl)
+#define STM(code, v) (struct sock_filter)BPF_STMT(code, v)
+	f[k++] = STM(BPF_LD | BPF_H | BPF_ABS, 12);                              /* 0 */
+	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, l->ethertype, 0, drop - 2);      /* 1 */
+	f[k++] = STM(BPF_LD | BPF_B | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE);     /* 2 */
+	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_HOST, 5, 0);              /* 3 -> 9 */
+	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 0, drop - 5);   /* 4 */
+	f[k++] = STM(BPF_LD | BPF_W | BPF_ABS, 0);                               /* 5 */
+	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, mac_hi, 0, drop - 7);            /* 6 */
+	f[k++] = STM(BPF_LD | BPF_H | BPF_ABS, 4);                               /* 7 */
+	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, mac_lo, 0, drop - 9);            /* 8 */
+	if (any_port) /* too many ports for one filter: let user space sort them */
+		f[k++] = STM(BPF_JMP | BPF_JA, 1);                               /* 9 */
+	else
+		f[k++] = STM(BPF_LD | BPF_H | BPF_ABS, ETH_HLEN + 4);            /* 9 */
+	for (unsigned i = 0; i < np; i++, k++)
+		f[k] = JMP(BPF_JMP | BPF_JEQ | BPF_K, ports[i], accept - k - 1, 0);
+	f[k++] = STM(BPF_RET | BPF_K, 0);                                        /* drop */
+	f[k++] = STM(BPF_RET | BPF_K, 0xffff);                                   /* accept */
+#undef JMP
+#undef STM
+	prog.len = (unsigned short)k;
+	prog.filter = f;
+	if (setsockopt(l->rx_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0) {
+		int e = errno;
+
+		GM_WARN(FI_LOG_CORE, "SO_ATTACH_FILTER on %s: %s\n", l->ifname, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int gm_link_send(struct gm_link *l, enum gm_class cls, const struct iovec *frames, unsigned n)
+{
+	struct mmsghdr msg[64];
+	unsigned done = 0;
+
+	while (done < n) {
+		unsigned m = n - done > 64 ? 64 : n - done;
+		int rc;
+
+		for (unsigned i = 0; i < m; i++) {
+			msg[i].msg_hdr = (struct msghdr){
+				.msg_name = &l->dst,
+				.msg_namelen = sizeof(l->dst),
+				.msg_iov = (struct iovec *)&frames[done + i],
+				.msg_iovlen = 1,
+			};
+			memcpy(l->dst.sll_addr, frames[done + i].iov_base, 6);
+		}
+		/* sll_addr is ignored for SOCK_RAW: the frame carries its own header. */
+		rc = sendmmsg(l->tx_fd[cls == GM_CLASS_LOW], msg, m, MSG_DONTWAIT);
+		if (rc > 0) {
+			done += (unsigned)rc;
+			continue;
+		}
+		if (rc < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		/* Dropped on the way out (qdisc full, link flapping): the
+		 * retransmit timer recovers it, so count it as gone. */
+		done++;
+	}
+	return (int)done;
+}
+
+static inline struct tpacket2_hdr *slot(const struct gm_link *l, unsigned i)
+{
+	return (struct tpacket2_hdr *)(l->ring + (size_t)(i / l->frames_per_block) * l->block_size +
+				       (size_t)(i % l->frames_per_block) * l->frame_size);
+}
+
+int gm_link_rx(struct gm_link *l, gm_link_rx_fn fn, void *ctx, unsigned max)
+{
+	unsigned n = 0;
+
+	if (max > RX_BATCH_MAX)
+		max = RX_BATCH_MAX;
+	if (max > l->frame_nr)
+		max = l->frame_nr;
+	while (n < max) {
+		struct tpacket2_hdr *h = slot(l, (l->rx_head + n) % l->frame_nr);
+
+		if (!(__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER))
+			break;
+		n++;
+	}
+	/* Two passes: the high class of the batch first, then the low class. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned i = 0; i < n; i++) {
+			struct tpacket2_hdr *h = slot(l, (l->rx_head + i) % l->frame_nr);
+			const uint8_t *f = (const uint8_t *)h + h->tp_mac;
+			size_t len = h->tp_snaplen;
+			int low = len > ETH_HLEN + 2 && (f[ETH_HLEN + 2] & GM_F_LOW);
+
+			if (low == pass)
+				fn(ctx, f, len);
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct tpacket2_hdr *h = slot(l, (l->rx_head + i) % l->frame_nr);
+
+		__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+	}
+	l->rx_head = (l->rx_head + n) % l->frame_nr;
+	return (int)n;
+}
+
+uint64_t gm_link_ring_drops(struct gm_link *l)
+{
+	struct tpacket_stats st;
+	socklen_t len = sizeof(st);
+
+	/* Reading the statistics resets them: accumulate. */
+	if (!getsockopt(l->rx_fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
+		l->drops += st.tp_drops;
+	return l->drops;
+}
+
+int gm_link_port_reserve(struct gm_link *l, uint16_t port, uint16_t *got)
+{
+	unsigned start, tries = port ? 1 : 65535;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	uint32_t r = 0;
+
+	if (!port && getrandom(&r, sizeof(r), 0) != sizeof(r))
+		r = (uint32_t)getpid() * 2654435761u;
+	start = port ? port : 1 + r % 65535;
+	for (unsigned i = 0; i < tries; i++) {
+		unsigned p = (start - 1 + i) % 65535 + 1;
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		int len;
+
+		/* Abstract name: per network namespace, gone when the process is. */
+		len = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "gamma:%04x:%d:%u",
+			       l->ethertype, l->ifindex, p);
+		if (bind(fd, (struct sockaddr *)&sa,
+			 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) == 0) {
+			*got = (uint16_t)p;
+			return fd;
+		}
+		if (errno != EADDRINUSE) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+	}
+	close(fd);
+	return -FI_EADDRINUSE;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The raw link: AF_PACKET sockets on one interface.  One receive socket
+ * with a TPACKET_V2 mmap ring and a kernel filter for our EtherType and
+ * open ports; one transmit socket per traffic class, so the kernel (tc)
+ * sees the class as the skb priority.  Also port number reservation,
+ * race-free across the processes of a network namespace.
+ */
+#ifndef GM_LINK_H
+#define GM_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "gm_net.h"
+
+/* SO_PRIORITY of each class: with the stock priomap, band 0 and band 2. */
+#define GM_PRIO_HIGH 6
+#define GM_PRIO_LOW 2
+
+struct gm_link;
+
+int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb,
+		 struct gm_link **out);
+void gm_link_close(struct gm_link *l);
+void gm_link_mac(const struct gm_link *l, uint8_t mac[6]);
+size_t gm_link_mtu(const struct gm_link *l);
+int gm_link_rx_fd(const struct gm_link *l);
+int gm_link_tx_fd(const struct gm_link *l, enum gm_class cls);
+
+/* Let frames to exactly these ports through the kernel filter. */
+int gm_link_set_ports(struct gm_link *l, const uint16_t *ports, unsigned n);
+
+/*
+ * Send n frames (Ethernet header included) with one syscall.  Returns how
+ * many the kernel took; frames it dropped (qdisc full) count as taken, the
+ * reliability layer retransmits them.
+ */
+int gm_link_send(struct gm_link *l, enum gm_class cls, const struct iovec *frames, unsigned n);
+
+typedef void (*gm_link_rx_fn)(void *ctx, const void *frame, size_t len);
+/* Hand up to max ready frames to fn, high class before low.  Returns count. */
+int gm_link_rx(struct gm_link *l, gm_link_rx_fn fn, void *ctx, unsigned max);
+/* Frames the kernel dropped because the ring was full (since open). */
+uint64_t gm_link_ring_drops(struct gm_link *l);
+
+/*
+ * Reserve a port number on this interface (port 0: any free one).  Returns
+ * a descriptor that holds it until closed (or the process dies), or
+ * -FI_EADDRINUSE.
+ */
+int gm_link_port_reserve(struct gm_link *l, uint16_t port, uint16_t *got);
+
+#endif /* GM_LINK_H */

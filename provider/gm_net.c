@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * gm_net.h glue: one AF_PACKET link (gm_link.c) under one reliability
+ * engine (gm_rel.c, which owns the double queue), plus port reservation
+ * and the kernel filter's port list.  Clock: CLOCK_MONOTONIC, microseconds.
+ */
+#define _GNU_SOURCE
+#include "gm_net.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fi_errno.h>
+
+#include "gm.h"
+#include "gm_link.h"
+#include "gm_rel.h"
+
+#define RX_BATCH 256
+
+struct gm_net_port {
+	struct gm_port *port;
+	uint16_t num;
+	int fd; /* holds the port number reservation */
+};
+
+struct gm_net {
+	struct gm_link *link;
+	struct gm_rel *rel;
+	struct gm_net_port *ports;
+	unsigned nports, cap;
+	uint64_t now; /* time of the current progress pass */
+	char ifname[32];
+};
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int net_send(void *ctx, enum gm_class cls, const struct iovec *frames, unsigned n)
+{
+	struct gm_net *net = ctx;
+
+	return gm_link_send(net->link, cls, frames, n);
+}
+
+int gm_net_open(const struct gm_net_params *p, struct gm_net **out)
+{
+	struct gm_net *net;
+	struct gm_rel_cfg cfg;
+	struct gm_rel_link rl;
+	int rc;
+
+	net = calloc(1, sizeof(*net));
+	if (!net)
+		return -FI_ENOMEM;
+	snprintf(net->ifname, sizeof(net->ifname), "%s", p->ifname ? p->ifname : "");
+	rc = gm_link_open(p->ifname, p->ethertype ? p->ethertype : GM_ETHERTYPE_DEFAULT,
+			  p->rx_ring_kb, &net->link);
+	if (rc)
+		goto fail;
+	cfg = (struct gm_rel_cfg){
+		.ethertype = p->ethertype ? p->ethertype : GM_ETHERTYPE_DEFAULT,
+		.dq = p->dq,
+		.low_share = p->low_share,
+		.window = p->window ? p->window : 256,
+		.rto_us = p->rto_us ? p->rto_us : 2000,
+		.peer_timeout_ms = p->peer_timeout_ms ? p->peer_timeout_ms : 10000,
+		.max_frame = gm_link_mtu(net->link),
+	};
+	gm_link_mac(net->link, cfg.mac);
+	rl = (struct gm_rel_link){.send = net_send, .ctx = net};
+	rc = gm_rel_create(&cfg, &rl, &net->rel);
+	if (rc) {
+		GM_WARN(FI_LOG_CORE, "%s: bad reliability parameters (window %u, rto %u us, "
+			"peer timeout %u ms)\n", net->ifname, cfg.window, cfg.rto_us,
+			cfg.peer_timeout_ms);
+		goto fail;
+	}
+	*out = net;
+	return 0;
+fail:
+	gm_link_close(net->link);
+	free(net);
+	return rc;
+}
+
+static void print_stats(const struct gm_net *net)
+{
+	struct gm_net_stats s;
+
+	gm_net_get_stats(net, &s);
+	fprintf(stderr,
+		"gamma stats %s: tx %lu frames %lu B (high %lu low %lu), rx %lu frames %lu B; "
+		"retransmits %lu (fast %lu), timeouts %lu, dup %lu, ooo %lu, acks sent %lu rcvd %lu; "
+		"bad csum %lu hdr %lu port %lu key %lu version %lu; ring drops %lu; peers failed %lu\n",
+		net->ifname, s.tx_frames, s.tx_bytes, s.tx_high, s.tx_low, s.rx_frames, s.rx_bytes,
+		s.retransmits, s.fast_retransmits, s.timeouts, s.dup_dropped, s.ooo_buffered,
+		s.acks_sent, s.acks_rcvd, s.bad_csum, s.bad_hdr, s.bad_port, s.bad_key,
+		s.bad_version, s.ring_full_drops, s.peers_failed);
+}
+
+void gm_net_close(struct gm_net *net)
+{
+	if (!net)
+		return;
+	/* Last chance for queued frames (acks, final data) to leave. */
+	gm_rel_flush(net->rel, now_us());
+	if (gm_params.stats)
+		print_stats(net);
+	while (net->nports)
+		gm_port_close(net->ports[0].port);
+	gm_rel_destroy(net->rel);
+	gm_link_close(net->link);
+	free(net->ports);
+	free(net);
+}
+
+void gm_net_mac(const struct gm_net *net, uint8_t mac[6])
+{
+	gm_link_mac(net->link, mac);
+}
+
+size_t gm_net_max_body(const struct gm_net *net)
+{
+	return gm_link_mtu(net->link) - sizeof(struct gm_hdr);
+}
+
+static void rx_one(void *ctx, const void *frame, size_t len)
+{
+	struct gm_net *net = ctx;
+
+	gm_rel_input(net->rel, frame, len, net->now);
+}
+
+int gm_net_progress(struct gm_net *net)
+{
+	int n;
+
+	net->now = now_us();
+	n = gm_link_rx(net->link, rx_one, net, RX_BATCH);
+	return n + gm_rel_flush(net->rel, net->now);
+}
+
+int gm_net_wait(struct gm_net *net, int timeout_ms)
+{
+	struct pollfd pfd[3] = {{.fd = gm_link_rx_fd(net->link), .events = POLLIN}};
+	struct timespec ts, *tsp = NULL;
+	uint64_t now = now_us(), deadline;
+	nfds_t nfds = 1;
+	int rc;
+
+	gm_rel_flush(net->rel, now);
+	deadline = gm_rel_next_deadline(net->rel);
+	if (timeout_ms >= 0 && now + (uint64_t)timeout_ms * 1000 < deadline)
+		deadline = now + (uint64_t)timeout_ms * 1000;
+	if (deadline != UINT64_MAX) {
+		uint64_t d = deadline > now ? deadline - now : 0;
+
+		ts.tv_sec = (time_t)(d / 1000000);
+		ts.tv_nsec = (long)(d % 1000000) * 1000;
+		tsp = &ts;
+	}
+	if (gm_rel_queued(net->rel)) { /* the kernel refused frames: wait for room */
+		pfd[1] = (struct pollfd){.fd = gm_link_tx_fd(net->link, GM_CLASS_HIGH), .events = POLLOUT};
+		pfd[2] = (struct pollfd){.fd = gm_link_tx_fd(net->link, GM_CLASS_LOW), .events = POLLOUT};
+		nfds = 3;
+	}
+	rc = ppoll(pfd, nfds, tsp, NULL);
+	if (rc < 0)
+		return errno == EINTR ? 0 : -errno;
+	return rc;
+}
+
+int gm_net_fd(const struct gm_net *net)
+{
+	return gm_link_rx_fd(net->link);
+}
+
+void gm_net_get_stats(const struct gm_net *net, struct gm_net_stats *st)
+{
+	*st = *gm_rel_stats(net->rel);
+	st->ring_full_drops = gm_link_ring_drops(net->link);
+}
+
+static int update_filter(struct gm_net *net)
+{
+	uint16_t nums[net->nports + 1];
+
+	for (unsigned i = 0; i < net->nports; i++)
+		nums[i] = net->ports[i].num;
+	return gm_link_set_ports(net->link, nums, net->nports);
+}
+
+int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, uint32_t key,
+		 const struct gm_port_ops *ops, void *ctx, struct gm_port **out)
+{
+	struct gm_port *p;
+	uint32_t session;
+	uint16_t num;
+	int fd, rc;
+
+	if (!ops || !ops->recv)
+		return -FI_EINVAL;
+	if (net->nports == net->cap) {
+		unsigned cap = net->cap ? net->cap * 2 : 4;
+		struct gm_net_port *np = realloc(net->ports, cap * sizeof(*np));
+
+		if (!np)
+			return -FI_ENOMEM;
+		net->ports = np;
+		net->cap = cap;
+	}
+	fd = gm_link_port_reserve(net->link, port, &num);
+	if (fd < 0) {
+		if (fd == -FI_EADDRINUSE && port)
+			GM_INFO(FI_LOG_CORE, "%s: port %u is in use\n", net->ifname, port);
+		else
+			GM_WARN(FI_LOG_CORE, "%s: cannot reserve a port: %s\n", net->ifname,
+				fi_strerror(-fd));
+		return fd;
+	}
+	if (getrandom(&session, sizeof(session), 0) != sizeof(session))
+		session = (uint32_t)(now_us() * 2654435761u) ^ (uint32_t)getpid();
+	rc = gm_rel_port_open(net->rel, num, cls, key, session, ops, ctx, &p);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	net->ports[net->nports++] = (struct gm_net_port){.port = p, .num = num, .fd = fd};
+	rc = update_filter(net);
+	if (rc) {
+		gm_port_close(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+void gm_port_close(struct gm_port *port)
+{
+	struct gm_net *net = gm_rel_link_ctx(gm_rel_port_rel(port));
+
+	for (unsigned i = 0; i < net->nports; i++) {
+		if (net->ports[i].port != port)
+			continue;
+		close(net->ports[i].fd);
+		net->ports[i] = net->ports[--net->nports];
+		break;
+	}
+	gm_rel_port_close(port);
+	update_filter(net);
+}

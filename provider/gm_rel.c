@@ -1,0 +1,952 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The reliability engine (see gm_rel.h).  No I/O, no clock, no logging. */
+#include "gm_rel.h"
+
+#include <endian.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_errno.h>
+
+#include "gm_dq.h"
+
+#define ETH_HLEN GM_ETH_HLEN
+#define HDR_LEN sizeof(struct gm_hdr)
+#define PEER_BUCKETS 256
+#define BATCH 64
+#define POOL_CHUNK 64
+#define POOL_BYTES_CAP (64u << 20)
+/*
+ * Delayed acks.  A receiver that got sequenced frames owes an ack, but the
+ * ack rides for free on the next frame back, which in request/response
+ * traffic (ping-pong, MPI) follows within microseconds.  So an explicit ACK
+ * goes only when nothing went back within ACK_DELAY_US, or window/4 frames
+ * are unacked (a streaming sender then never stalls on its window).  An
+ * explicit ACK costs no extra syscall on the data path: it rides in the same
+ * sendmmsg batch as queued data (ahead of it: 54 bytes).  Gaps and
+ * duplicates are acked at once (with the SACK bitmap) so the sender can
+ * retransmit fast.
+ */
+#define ACK_DELAY_US 20
+#define FAST_RETX_DUPTHRESH 3
+
+struct gm_buf {
+	struct gm_dq_item dqi; /* first: a dq item is a buffer */
+	struct gm_buf *next_free;
+	struct gm_peer *peer;
+	void *cookie;
+	uint64_t tx_time;
+	uint32_t seq;
+	uint32_t len;          /* bytes from the Ethernet header on */
+	bool sent, sacked, fast_done;
+	uint8_t data[] __attribute__((aligned(16)));
+};
+
+struct gm_peer {
+	struct gm_addr addr;
+	struct gm_port *port;
+	struct gm_peer *hnext;          /* hash chain */
+	struct gm_peer *pnext, *pprev;  /* the port's peer list */
+	struct gm_peer *ack_next;       /* owes an ack */
+	void *ctx;
+	bool failed, ack_listed, ack_now;
+
+	/* transmit side */
+	uint32_t snd_una, snd_nxt;
+	unsigned peer_wnd;
+	unsigned rto_us;
+	uint64_t rto_deadline;   /* 0: nothing in flight */
+	uint64_t last_progress;
+	struct gm_buf **txw;     /* [seq % window] */
+
+	/* receive side */
+	bool rx_known;
+	uint32_t remote_session;
+	uint32_t rcv_nxt;
+	unsigned unacked;
+	uint64_t ack_deadline;
+	struct gm_buf **rxw;     /* out-of-order frames, [seq % window] */
+};
+
+struct gm_port {
+	struct gm_rel *rel;
+	struct gm_port *next;
+	uint16_t num;
+	enum gm_class cls;
+	uint32_t key, session;
+	const struct gm_port_ops *ops;
+	void *ctx;
+	struct gm_peer *peers;
+	struct gm_peer *bucket[PEER_BUCKETS];
+};
+
+struct gm_rel {
+	struct gm_rel_cfg cfg;
+	struct gm_rel_link link;
+	struct gm_port *ports;
+	struct gm_dq dq;
+	struct gm_net_stats st;
+	uint64_t next_deadline;
+	unsigned rto_cap_us;
+	struct gm_peer *ack_list;
+
+	/* buffer pool: chunks of POOL_CHUNK buffers, grown on demand up to cap */
+	struct gm_buf *free;
+	size_t buf_size, nbufs, nfree, cap;
+	void **chunks;
+	size_t nchunks;
+
+	uint8_t ackbuf[BATCH][ETH_HLEN + HDR_LEN + sizeof(struct gm_ack_body)];
+};
+
+static inline int32_t seq_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b);
+}
+
+/* ---- buffer pool ---- */
+
+static bool pool_grow(struct gm_rel *rel)
+{
+	void **chunks;
+	uint8_t *mem;
+
+	if (rel->nbufs + POOL_CHUNK > rel->cap)
+		return false;
+	chunks = realloc(rel->chunks, (rel->nchunks + 1) * sizeof(*chunks));
+	if (!chunks)
+		return false;
+	rel->chunks = chunks;
+	mem = aligned_alloc(64, rel->buf_size * POOL_CHUNK);
+	if (!mem)
+		return false;
+	rel->chunks[rel->nchunks++] = mem;
+	for (unsigned i = 0; i < POOL_CHUNK; i++) {
+		struct gm_buf *b = (struct gm_buf *)(mem + i * rel->buf_size);
+		b->next_free = rel->free;
+		rel->free = b;
+	}
+	rel->nbufs += POOL_CHUNK;
+	rel->nfree += POOL_CHUNK;
+	return true;
+}
+
+static struct gm_buf *buf_get(struct gm_rel *rel)
+{
+	struct gm_buf *b;
+
+	if (!rel->free && !pool_grow(rel))
+		return NULL;
+	b = rel->free;
+	rel->free = b->next_free;
+	rel->nfree--;
+	memset(b, 0, offsetof(struct gm_buf, data));
+	return b;
+}
+
+static void buf_put(struct gm_rel *rel, struct gm_buf *b)
+{
+	if (b->dqi.queued)
+		gm_dq_remove(&rel->dq, &b->dqi);
+	b->next_free = rel->free;
+	rel->free = b;
+	rel->nfree++;
+}
+
+static size_t pool_avail(const struct gm_rel *rel)
+{
+	return rel->nfree + (rel->cap - rel->nbufs);
+}
+
+/* ---- engine ---- */
+
+int gm_rel_create(const struct gm_rel_cfg *cfg, const struct gm_rel_link *link,
+		  struct gm_rel **out)
+{
+	struct gm_rel *rel;
+
+	if (!cfg->window || cfg->window > 65535 || cfg->max_frame < HDR_LEN + 64 ||
+	    cfg->max_frame > 65535 || !cfg->rto_us || !cfg->peer_timeout_ms)
+		return -FI_EINVAL;
+	rel = calloc(1, sizeof(*rel));
+	if (!rel)
+		return -FI_ENOMEM;
+	rel->cfg = *cfg;
+	rel->link = *link;
+	gm_dq_init(&rel->dq, cfg->dq, cfg->low_share);
+	rel->next_deadline = UINT64_MAX;
+	rel->buf_size = (offsetof(struct gm_buf, data) + ETH_HLEN + cfg->max_frame + 63) & ~63ul;
+	rel->cap = cfg->max_bufs;
+	if (!rel->cap) {
+		rel->cap = POOL_BYTES_CAP / rel->buf_size;
+		if (rel->cap < 4ul * cfg->window)
+			rel->cap = 4ul * cfg->window;
+	}
+	rel->cap = (rel->cap + POOL_CHUNK - 1) / POOL_CHUNK * POOL_CHUNK;
+	/* Backoff cap: keep several retries inside the peer timeout. */
+	rel->rto_cap_us = cfg->rto_us * 64;
+	if (rel->rto_cap_us > cfg->peer_timeout_ms * 1000u / 4)
+		rel->rto_cap_us = cfg->peer_timeout_ms * 1000u / 4;
+	if (rel->rto_cap_us < cfg->rto_us)
+		rel->rto_cap_us = cfg->rto_us;
+	/* Preallocate one window's worth so the first burst never mallocs. */
+	while (rel->nbufs < cfg->window && pool_grow(rel))
+		;
+	*out = rel;
+	return 0;
+}
+
+void gm_rel_destroy(struct gm_rel *rel)
+{
+	if (!rel)
+		return;
+	while (rel->ports)
+		gm_rel_port_close(rel->ports);
+	for (size_t i = 0; i < rel->nchunks; i++)
+		free(rel->chunks[i]);
+	free(rel->chunks);
+	free(rel);
+}
+
+struct gm_net_stats *gm_rel_stats(struct gm_rel *rel)
+{
+	return &rel->st;
+}
+
+size_t gm_rel_queued(const struct gm_rel *rel)
+{
+	return gm_dq_len(&rel->dq);
+}
+
+uint64_t gm_rel_next_deadline(const struct gm_rel *rel)
+{
+	return rel->next_deadline;
+}
+
+static void arm(struct gm_rel *rel, uint64_t when)
+{
+	if (when < rel->next_deadline)
+		rel->next_deadline = when;
+}
+
+/* ---- ports and peers ---- */
+
+int gm_rel_port_open(struct gm_rel *rel, uint16_t num, enum gm_class cls, uint32_t key,
+		     uint32_t session, const struct gm_port_ops *ops, void *ctx,
+		     struct gm_port **out)
+{
+	struct gm_port *p;
+
+	for (p = rel->ports; p; p = p->next)
+		if (p->num == num)
+			return -FI_EADDRINUSE;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -FI_ENOMEM;
+	p->rel = rel;
+	p->num = num;
+	p->cls = cls;
+	p->key = key;
+	p->session = session;
+	p->ops = ops;
+	p->ctx = ctx;
+	p->next = rel->ports;
+	rel->ports = p;
+	*out = p;
+	return 0;
+}
+
+struct gm_rel *gm_rel_port_rel(const struct gm_port *port)
+{
+	return port->rel;
+}
+
+void *gm_rel_link_ctx(const struct gm_rel *rel)
+{
+	return rel->link.ctx;
+}
+
+uint16_t gm_port_num(const struct gm_port *port)
+{
+	return port->num;
+}
+
+static void peer_drop_buffers(struct gm_rel *rel, struct gm_peer *pr)
+{
+	unsigned w = rel->cfg.window;
+
+	for (unsigned i = 0; i < w; i++) {
+		if (pr->txw[i]) {
+			buf_put(rel, pr->txw[i]);
+			pr->txw[i] = NULL;
+		}
+		if (pr->rxw[i]) {
+			buf_put(rel, pr->rxw[i]);
+			pr->rxw[i] = NULL;
+		}
+	}
+}
+
+static void ack_list_remove(struct gm_rel *rel, struct gm_peer *pr)
+{
+	struct gm_peer **pp;
+
+	if (!pr->ack_listed)
+		return;
+	for (pp = &rel->ack_list; *pp; pp = &(*pp)->ack_next) {
+		if (*pp == pr) {
+			*pp = pr->ack_next;
+			break;
+		}
+	}
+	pr->ack_listed = false;
+}
+
+void gm_rel_port_close(struct gm_port *port)
+{
+	struct gm_rel *rel = port->rel;
+	struct gm_port **pp;
+	struct gm_peer *pr, *n;
+
+	for (pr = port->peers; pr; pr = n) {
+		n = pr->pnext;
+		ack_list_remove(rel, pr);
+		peer_drop_buffers(rel, pr);
+		free(pr->txw);
+		free(pr);
+	}
+	for (pp = &rel->ports; *pp; pp = &(*pp)->next) {
+		if (*pp == port) {
+			*pp = port->next;
+			break;
+		}
+	}
+	free(port);
+}
+
+static unsigned peer_hash(const struct gm_addr *a)
+{
+	unsigned h = a->port * 31u;
+
+	for (int i = 0; i < 6; i++)
+		h = h * 131u + a->mac[i];
+	return h % PEER_BUCKETS;
+}
+
+static void peer_reset_tx(struct gm_peer *pr)
+{
+	pr->snd_una = pr->snd_nxt = pr->port->session;
+	pr->peer_wnd = pr->port->rel->cfg.window;
+	pr->rto_us = pr->port->rel->cfg.rto_us;
+	pr->rto_deadline = 0;
+}
+
+static struct gm_peer *peer_find(struct gm_port *port, const struct gm_addr *a)
+{
+	struct gm_peer *pr;
+
+	for (pr = port->bucket[peer_hash(a)]; pr; pr = pr->hnext)
+		if (pr->addr.port == a->port && !memcmp(pr->addr.mac, a->mac, 6))
+			return pr;
+	return NULL;
+}
+
+struct gm_peer *gm_peer_get(struct gm_port *port, const struct gm_addr *remote)
+{
+	struct gm_peer *pr = peer_find(port, remote);
+	unsigned w = port->rel->cfg.window, h;
+
+	if (pr)
+		return pr;
+	pr = calloc(1, sizeof(*pr));
+	if (!pr)
+		return NULL;
+	pr->txw = calloc(2ul * w, sizeof(*pr->txw));
+	if (!pr->txw) {
+		free(pr);
+		return NULL;
+	}
+	pr->rxw = pr->txw + w;
+	pr->addr = *remote;
+	pr->port = port;
+	peer_reset_tx(pr);
+	h = peer_hash(remote);
+	pr->hnext = port->bucket[h];
+	port->bucket[h] = pr;
+	pr->pnext = port->peers;
+	if (port->peers)
+		port->peers->pprev = pr;
+	port->peers = pr;
+	return pr;
+}
+
+const struct gm_addr *gm_peer_addr(const struct gm_peer *peer)
+{
+	return &peer->addr;
+}
+
+void gm_peer_set_ctx(struct gm_peer *peer, void *ctx)
+{
+	peer->ctx = ctx;
+}
+
+void *gm_peer_ctx(const struct gm_peer *peer)
+{
+	return peer->ctx;
+}
+
+uint32_t gm_rel_peer_in_flight(const struct gm_peer *peer)
+{
+	return peer->snd_nxt - peer->snd_una;
+}
+
+bool gm_rel_peer_failed(const struct gm_peer *peer)
+{
+	return peer->failed;
+}
+
+static unsigned send_limit(const struct gm_peer *pr)
+{
+	unsigned w = pr->port->rel->cfg.window;
+
+	return pr->peer_wnd < w ? pr->peer_wnd : w;
+}
+
+bool gm_peer_can_send(const struct gm_peer *peer)
+{
+	return !peer->failed && peer->snd_nxt - peer->snd_una < send_limit(peer) &&
+	       pool_avail(peer->port->rel) > 0;
+}
+
+/* The receive window we advertise: frames past rcv_nxt we will accept. */
+static unsigned adv_window(const struct gm_rel *rel)
+{
+	size_t a = pool_avail(rel) + 1;
+
+	return a < rel->cfg.window ? (unsigned)a : rel->cfg.window;
+}
+
+static void write_eth(const struct gm_rel *rel, uint8_t *f, const uint8_t dst[6])
+{
+	memcpy(f, dst, 6);
+	memcpy(f + 6, rel->cfg.mac, 6);
+	f[12] = rel->cfg.ethertype >> 8;
+	f[13] = rel->cfg.ethertype & 0xff;
+}
+
+int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t thdr_len,
+		 const struct iovec *iov, size_t iov_cnt, void *cookie)
+{
+	struct gm_port *port = peer->port;
+	struct gm_rel *rel = port->rel;
+	size_t body = thdr_len;
+	struct gm_buf *b;
+	uint8_t *p;
+
+	if (peer->failed)
+		return -FI_EIO;
+	for (size_t i = 0; i < iov_cnt; i++)
+		body += iov[i].iov_len;
+	if (HDR_LEN + body > rel->cfg.max_frame || type == GM_FT_ACK || !type ||
+	    type >= GM_FT_MAX)
+		return -FI_EINVAL;
+	if (peer->snd_nxt - peer->snd_una >= send_limit(peer))
+		return -FI_EAGAIN;
+	b = buf_get(rel);
+	if (!b)
+		return -FI_EAGAIN;
+	b->peer = peer;
+	b->cookie = cookie;
+	b->seq = peer->snd_nxt;
+	b->len = ETH_HLEN + HDR_LEN + body;
+	write_eth(rel, b->data, peer->addr.mac);
+	gm_hdr_encode(b->data + ETH_HLEN, &(struct gm_hdr){
+		.version = GM_WIRE_VERSION,
+		.type = type,
+		.flags = GM_F_SEQ | (port->cls == GM_CLASS_LOW ? GM_F_LOW : 0),
+		.dst_port = peer->addr.port,
+		.src_port = port->num,
+		.key = port->key,
+		.session = port->session,
+		.seq = b->seq,
+		.len = (uint16_t)body,
+	});
+	p = b->data + ETH_HLEN + HDR_LEN;
+	if (thdr_len)
+		memcpy(p, thdr, thdr_len);
+	p += thdr_len;
+	for (size_t i = 0; i < iov_cnt; i++) {
+		if (iov[i].iov_len)
+			memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
+	peer->txw[b->seq % rel->cfg.window] = b;
+	peer->snd_nxt++;
+	gm_dq_push(&rel->dq, &b->dqi, port->cls, false);
+	return 0;
+}
+
+/* ---- failure ---- */
+
+static void fail_peer(struct gm_rel *rel, struct gm_peer *pr, int err)
+{
+	const struct gm_port_ops *ops = pr->port->ops;
+	void *pctx = pr->port->ctx;
+	unsigned w = rel->cfg.window;
+
+	pr->failed = true;
+	rel->st.peers_failed++;
+	ack_list_remove(rel, pr);
+	pr->rto_deadline = 0;
+	pr->unacked = 0;
+	pr->ack_now = false;
+	for (unsigned i = 0; i < w; i++) {
+		if (pr->rxw[i]) {
+			buf_put(rel, pr->rxw[i]);
+			pr->rxw[i] = NULL;
+		}
+	}
+	while (pr->snd_una != pr->snd_nxt) {
+		struct gm_buf *b = pr->txw[pr->snd_una % w];
+		void *cookie = b ? b->cookie : NULL;
+
+		pr->txw[pr->snd_una % w] = NULL;
+		pr->snd_una++;
+		if (b)
+			buf_put(rel, b);
+		if (ops->failed_frame)
+			ops->failed_frame(pctx, pr, cookie, -FI_EIO);
+	}
+	if (ops->peer_failed)
+		ops->peer_failed(pctx, pr, err);
+}
+
+/* ---- receive ---- */
+
+static void ack_owe(struct gm_rel *rel, struct gm_peer *pr, bool now, uint64_t now_us)
+{
+	if (now)
+		pr->ack_now = true;
+	if (!pr->ack_listed) {
+		pr->ack_listed = true;
+		pr->ack_next = rel->ack_list;
+		rel->ack_list = pr;
+	}
+	if (pr->ack_now) {
+		arm(rel, now_us);
+	} else if (!pr->ack_deadline) {
+		pr->ack_deadline = now_us + ACK_DELAY_US;
+		arm(rel, pr->ack_deadline);
+	}
+}
+
+static void retransmit(struct gm_rel *rel, struct gm_buf *b)
+{
+	if (b->dqi.queued)
+		return;
+	rel->st.retransmits++;
+	gm_dq_push(&rel->dq, &b->dqi, b->dqi.cls, false);
+}
+
+static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, unsigned wnd,
+			uint64_t now)
+{
+	const struct gm_port_ops *ops = pr->port->ops;
+	void *pctx = pr->port->ctx;
+	unsigned w = rel->cfg.window;
+
+	pr->peer_wnd = wnd ? wnd : 1;
+	if (seq_diff(ack, pr->snd_una) <= 0 || seq_diff(ack, pr->snd_nxt) > 0)
+		return;
+	while (pr->snd_una != ack && !pr->failed) {
+		struct gm_buf *b = pr->txw[pr->snd_una % w];
+		void *cookie = b->cookie;
+
+		pr->txw[pr->snd_una % w] = NULL;
+		pr->snd_una++;
+		buf_put(rel, b);
+		if (ops->acked)
+			ops->acked(pctx, pr, cookie);
+	}
+	pr->rto_us = rel->cfg.rto_us;
+	pr->last_progress = now;
+	if (pr->snd_una != pr->snd_nxt && pr->txw[pr->snd_una % w]->sent) {
+		pr->rto_deadline = now + pr->rto_us;
+		arm(rel, pr->rto_deadline);
+	} else {
+		pr->rto_deadline = 0;
+	}
+}
+
+static void process_sack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, uint64_t sack)
+{
+	unsigned w = rel->cfg.window, above = 0;
+	int top;
+
+	if (!sack || seq_diff(ack, pr->snd_una) < 0)
+		return;
+	top = 63 - __builtin_clzll(sack);
+	/* Walk down from the highest sacked frame, counting sacked ones above. */
+	for (int i = top; i >= -1; i--) {
+		uint32_t s = ack + 1 + i;
+		struct gm_buf *b;
+
+		if (seq_diff(s, pr->snd_nxt) >= 0 || seq_diff(s, pr->snd_una) < 0)
+			continue;
+		b = pr->txw[s % w];
+		if (!b || b->seq != s)
+			continue;
+		if (i >= 0 && (sack >> i) & 1) {
+			b->sacked = true;
+			above++;
+		} else if (above >= FAST_RETX_DUPTHRESH && !b->fast_done && !b->sacked && b->sent) {
+			b->fast_done = true;
+			rel->st.fast_retransmits++;
+			retransmit(rel, b);
+		}
+	}
+}
+
+static void deliver(struct gm_port *port, struct gm_peer *pr, const uint8_t *gm,
+		    const struct gm_hdr *h)
+{
+	struct gm_rx_frame f = {.hdr = h, .body = gm + HDR_LEN, .body_len = h->len};
+
+	port->ops->recv(port->ctx, pr, &f);
+}
+
+static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr,
+			const uint8_t *gm, const struct gm_hdr *h, uint64_t now)
+{
+	unsigned w = rel->cfg.window;
+	int32_t d = seq_diff(h->seq, pr->rcv_nxt);
+
+	if (d < 0 || (unsigned)d >= w) {
+		/* Old (our ack was lost) or beyond the window: re-ack at once. */
+		rel->st.dup_dropped++;
+		ack_owe(rel, pr, true, now);
+		return;
+	}
+	if (d > 0) {
+		struct gm_buf *b;
+
+		if (pr->rxw[h->seq % w]) {
+			rel->st.dup_dropped++;
+		} else if ((b = buf_get(rel))) {
+			b->seq = h->seq;
+			b->len = HDR_LEN + h->len;
+			memcpy(b->data, gm, b->len);
+			pr->rxw[h->seq % w] = b;
+			rel->st.ooo_buffered++;
+		}
+		ack_owe(rel, pr, true, now);
+		return;
+	}
+	pr->rcv_nxt++;
+	pr->unacked++;
+	deliver(port, pr, gm, h);
+	/* The gap may have closed: hand over what waited behind it. */
+	while (!pr->failed) {
+		struct gm_buf *b = pr->rxw[pr->rcv_nxt % w];
+		struct gm_hdr bh;
+
+		if (!b)
+			break;
+		pr->rxw[pr->rcv_nxt % w] = NULL;
+		pr->rcv_nxt++;
+		pr->unacked++;
+		gm_hdr_decode(b->data, b->len, &bh);
+		deliver(port, pr, b->data, &bh);
+		buf_put(rel, b);
+	}
+	if (pr->failed)
+		return;
+	ack_owe(rel, pr, pr->unacked >= (w + 3) / 4, now);
+}
+
+void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t now)
+{
+	const uint8_t *gm = (const uint8_t *)frame + ETH_HLEN;
+	struct gm_port *port;
+	struct gm_peer *pr;
+	struct gm_addr src;
+	struct gm_hdr h;
+	int rc;
+
+	rel->st.rx_frames++;
+	rel->st.rx_bytes += len;
+	if (len < ETH_HLEN + HDR_LEN) {
+		rel->st.bad_hdr++;
+		return;
+	}
+	rc = gm_hdr_decode(gm, len - ETH_HLEN, &h);
+	if (rc == GM_WIRE_EVERSION) {
+		rel->st.bad_version++;
+		return;
+	}
+	if (rc) {
+		rel->st.bad_hdr++;
+		return;
+	}
+	if (gm_frame_check(gm, HDR_LEN + h.len)) {
+		rel->st.bad_csum++;
+		return;
+	}
+	if (h.type != GM_FT_ACK && !(h.flags & GM_F_SEQ)) {
+		rel->st.bad_hdr++;
+		return;
+	}
+	for (port = rel->ports; port; port = port->next)
+		if (port->num == h.dst_port)
+			break;
+	if (!port) {
+		rel->st.bad_port++;
+		return;
+	}
+	if (h.key != port->key) {
+		rel->st.bad_key++;
+		return;
+	}
+	memcpy(src.mac, (const uint8_t *)frame + 6, 6);
+	src.port = h.src_port;
+	pr = gm_peer_get(port, &src);
+	if (!pr)
+		return;
+	if (pr->rx_known && h.session != pr->remote_session) {
+		/* The peer restarted: its old stream and ours to it are void. */
+		bool was_failed = pr->failed;
+
+		if (!was_failed)
+			fail_peer(rel, pr, -FI_ECONNRESET);
+		pr->failed = false;
+		pr->rx_known = false;
+		peer_reset_tx(pr);
+	}
+	if (pr->failed)
+		return;
+	if (!pr->rx_known) {
+		pr->rx_known = true;
+		pr->remote_session = h.session;
+		pr->rcv_nxt = h.session;
+	}
+	if (h.type == GM_FT_ACK) {
+		struct gm_ack_body ab;
+
+		rel->st.acks_rcvd++;
+		memcpy(&ab, gm + HDR_LEN, sizeof(ab));
+		if (h.flags & GM_F_ACK) {
+			process_ack(rel, pr, h.ack, h.wnd, now);
+			if (!pr->failed)
+				process_sack(rel, pr, h.ack, be64toh(ab.sack));
+		}
+		return;
+	}
+	if (h.flags & GM_F_ACK)
+		process_ack(rel, pr, h.ack, h.wnd, now);
+	if (!pr->failed)
+		receive_seq(rel, port, pr, gm, &h, now);
+}
+
+/* ---- timers ---- */
+
+static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, uint64_t *next)
+{
+	unsigned w = rel->cfg.window;
+
+	if (pr->failed || !pr->rto_deadline)
+		return;
+	if (now - pr->last_progress >= rel->cfg.peer_timeout_ms * 1000ull) {
+		rel->st.timeouts++;
+		fail_peer(rel, pr, -FI_EIO);
+		return;
+	}
+	if (now >= pr->rto_deadline) {
+		rel->st.timeouts++;
+		for (uint32_t s = pr->snd_una; s != pr->snd_nxt; s++) {
+			struct gm_buf *b = pr->txw[s % w];
+
+			if (b->sent && !b->sacked) {
+				b->fast_done = false;
+				retransmit(rel, b);
+			}
+		}
+		pr->rto_us = pr->rto_us * 2 > rel->rto_cap_us ? rel->rto_cap_us : pr->rto_us * 2;
+		pr->rto_deadline = now + pr->rto_us;
+	}
+	if (pr->rto_deadline < *next)
+		*next = pr->rto_deadline;
+	if (pr->last_progress + rel->cfg.peer_timeout_ms * 1000ull < *next)
+		*next = pr->last_progress + rel->cfg.peer_timeout_ms * 1000ull;
+}
+
+static void run_timers(struct gm_rel *rel, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (struct gm_port *port = rel->ports; port; port = port->next) {
+		struct gm_peer *pr = port->peers;
+
+		while (pr) {
+			struct gm_peer *n = pr->pnext;
+
+			peer_timers(rel, pr, now, &next);
+			pr = n;
+		}
+	}
+	for (struct gm_peer *pr = rel->ack_list; pr; pr = pr->ack_next) {
+		if (pr->ack_now)
+			next = now;
+		else if (pr->ack_deadline && pr->ack_deadline < next)
+			next = pr->ack_deadline;
+	}
+	rel->next_deadline = next;
+}
+
+/* ---- transmit ---- */
+
+static void stamp_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *gm)
+{
+	struct gm_hdr *w = (struct gm_hdr *)gm;
+	uint16_t wnd = htobe16((uint16_t)adv_window(rel));
+
+	if (pr->rx_known) {
+		uint32_t ack = htobe32(pr->rcv_nxt);
+
+		w->flags |= GM_F_ACK;
+		memcpy(&w->ack, &ack, 4);
+		pr->unacked = 0;
+		pr->ack_deadline = 0;
+	}
+	memcpy(&w->wnd, &wnd, 2);
+}
+
+static uint64_t build_sack(const struct gm_rel *rel, const struct gm_peer *pr)
+{
+	unsigned w = rel->cfg.window;
+	uint64_t sack = 0;
+
+	for (unsigned i = 0; i < 64 && i + 1 < w; i++) {
+		uint32_t s = pr->rcv_nxt + 1 + i;
+		const struct gm_buf *b = pr->rxw[s % w];
+
+		if (b && b->seq == s)
+			sack |= 1ull << i;
+	}
+	return sack;
+}
+
+static void build_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *f)
+{
+	uint8_t *gm = f + ETH_HLEN;
+	struct gm_ack_body ab = {.sack = htobe64(build_sack(rel, pr))};
+
+	write_eth(rel, f, pr->addr.mac);
+	gm_hdr_encode(gm, &(struct gm_hdr){
+		.version = GM_WIRE_VERSION,
+		.type = GM_FT_ACK,
+		.flags = pr->port->cls == GM_CLASS_LOW ? GM_F_LOW : 0,
+		.dst_port = pr->addr.port,
+		.src_port = pr->port->num,
+		.key = pr->port->key,
+		.session = pr->port->session,
+		.len = sizeof(ab),
+	});
+	memcpy(gm + HDR_LEN, &ab, sizeof(ab));
+	stamp_ack(rel, pr, gm);
+	gm_frame_seal(gm, HDR_LEN + sizeof(ab));
+}
+
+/* Hand a batch of one class to the link; requeue what it did not take. */
+static unsigned send_batch(struct gm_rel *rel, enum gm_class cls, struct iovec *iov,
+			   struct gm_buf **bufs, unsigned n, uint64_t now)
+{
+	int rc = n ? rel->link.send(rel->link.ctx, cls, iov, n) : 0;
+	unsigned sent = rc > 0 ? (unsigned)rc : 0;
+
+	for (unsigned i = 0; i < sent; i++) {
+		rel->st.tx_frames++;
+		rel->st.tx_bytes += iov[i].iov_len;
+		if (cls == GM_CLASS_LOW)
+			rel->st.tx_low++;
+		else
+			rel->st.tx_high++;
+	}
+	for (unsigned i = n; i-- > sent;) {
+		if (bufs[i])
+			gm_dq_push(&rel->dq, &bufs[i]->dqi, bufs[i]->dqi.cls, true);
+	}
+	return sent;
+}
+
+int gm_rel_flush(struct gm_rel *rel, uint64_t now)
+{
+	struct iovec iov[2][BATCH * 2];
+	struct gm_buf *bufs[2][BATCH * 2];
+	struct gm_peer *ackpeer[BATCH];
+	int total = 0;
+
+	if (now >= rel->next_deadline)
+		run_timers(rel, now);
+	for (;;) {
+		unsigned n[2] = {0, 0}, nacks = 0, sent;
+		struct gm_dq_item *it;
+		bool short_write = false;
+
+		/* Owed acks go first in the high batch. */
+		for (struct gm_peer **pp = &rel->ack_list; *pp && nacks < BATCH;) {
+			struct gm_peer *pr = *pp;
+
+			if (!pr->ack_now && (!pr->unacked || now < pr->ack_deadline)) {
+				if (!pr->unacked) {
+					*pp = pr->ack_next;
+					pr->ack_listed = false;
+				} else {
+					pp = &pr->ack_next;
+				}
+				continue;
+			}
+			build_ack(rel, pr, rel->ackbuf[nacks]);
+			iov[0][n[0]] = (struct iovec){rel->ackbuf[nacks], sizeof(rel->ackbuf[0])};
+			bufs[0][n[0]++] = NULL;
+			ackpeer[nacks++] = pr;
+			rel->st.acks_sent++;
+			pr->ack_now = false;
+			*pp = pr->ack_next;
+			pr->ack_listed = false;
+		}
+		while (n[0] + n[1] < BATCH + nacks && (it = gm_dq_pop(&rel->dq))) {
+			struct gm_buf *b = (struct gm_buf *)it;
+			struct gm_peer *pr = b->peer;
+			int c = it->cls ? 1 : 0;
+
+			stamp_ack(rel, pr, b->data + ETH_HLEN);
+			gm_frame_seal(b->data + ETH_HLEN, b->len - ETH_HLEN);
+			b->sent = true;
+			b->tx_time = now;
+			if (!pr->rto_deadline) {
+				pr->rto_deadline = now + pr->rto_us;
+				pr->last_progress = now;
+				arm(rel, pr->rto_deadline);
+			}
+			iov[c][n[c]] = (struct iovec){b->data, b->len};
+			bufs[c][n[c]++] = b;
+		}
+		if (!n[0] && !n[1])
+			break;
+		sent = send_batch(rel, GM_CLASS_HIGH, iov[0], bufs[0], n[0], now);
+		if (sent < n[0])
+			short_write = true;
+		for (unsigned i = sent; i < nacks; i++) {
+			/* an ack the link refused: owe it again */
+			rel->st.acks_sent--;
+			ack_owe(rel, ackpeer[i], true, now);
+		}
+		total += sent;
+		sent = send_batch(rel, GM_CLASS_LOW, iov[1], bufs[1], n[1], now);
+		total += sent;
+		if (short_write || sent < n[1])
+			break;
+	}
+	return total;
+}
