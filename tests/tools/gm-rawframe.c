@@ -131,6 +131,7 @@ static int do_send(int argc, char **argv)
 	unsigned flags = 0, payload = 64, gap_us = 0;
 	unsigned long first = 0;
 	long prio = -1;
+	unsigned long dropped = 0;
 	int opt;
 	while ((opt = getopt(argc, argv, "+f:s:i:n:p:")) != -1) {
 		switch (opt) {
@@ -194,17 +195,24 @@ static int do_send(int argc, char **argv)
 			if (sendto(fd, frame, len, 0, (struct sockaddr *)&to, sizeof(to)) ==
 			    (ssize_t)len)
 				break;
-			if (errno == ENOBUFS || errno == EAGAIN) { /* queue full: wait, retry */
+			if (errno == EAGAIN || errno == EINTR) {
 				usleep(100);
 				continue;
+			}
+			/* The egress qdisc or filter dropped it (e.g. shaped loss):
+			 * lost on the wire, as far as this check goes. */
+			if (errno == ENOBUFS) {
+				dropped++;
+				break;
 			}
 			die("sendto");
 		}
 		if (gap_us)
 			usleep(gap_us);
 	}
-	printf("gm-rawframe: sent %lu frames of %zu bytes, ethertype 0x%04x, flags 0x%02x\n",
-	       count, len, proto, flags);
+	printf("gm-rawframe: sent %lu frames of %zu bytes, ethertype 0x%04x, flags 0x%02x"
+	       " (%lu dropped by the local egress)\n",
+	       count, len, proto, flags, dropped);
 	close(fd);
 	return 0;
 }
@@ -251,6 +259,11 @@ static int do_recv(int argc, char **argv)
 
 	int ifindex;
 	int fd = open_bound(ifname, proto, &ifindex);
+	/* Unpaced senders outrun us: give the socket room for a burst (root may
+	 * exceed rmem_max). */
+	int rcvbuf = 32 << 20;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	uint8_t *seen = calloc(count ? count : 1, 1);
 	if (!seen)
 		die("calloc");
