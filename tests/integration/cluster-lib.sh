@@ -1,0 +1,92 @@
+# Shared by the virtual-cluster tests (sourced, not run): paths, skip rules,
+# a unique cluster name, and removal of that cluster on any exit.
+#   . "$(dirname "$0")/cluster-lib.sh" PREFIX
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+GC=$top/tools/gamma-cluster
+RSH=$top/tools/gamma-rsh
+# Check programs are built in the tests build directory (automake runs tests there).
+BUILT=${GM_TESTS_BUILDDIR:-$(pwd)}
+RAWFRAME=$BUILT/tools/gm-rawframe
+
+fail()
+{
+	echo "FAIL: $*"
+	exit 1
+}
+ok() { echo "ok: $*"; }
+skip()
+{
+	echo "SKIP: $*"
+	exit 77
+}
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (creates bridges, veths and namespaces)"
+for _t in ip tc; do command -v $_t >/dev/null || skip "'$_t' not installed (iproute2)"; done
+
+# Short and unique: interface names derived from it must fit in 15 chars.
+NAME=${1}$(($$ % 100000))
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gc-$NAME.XXXXXX")
+cleanup()
+{
+	local n
+	for n in ${CLUSTERS:-}; do "$GC" down "$n" >/dev/null 2>&1; done
+	[ -n "${BGPIDS:-}" ] && kill $BGPIDS 2>/dev/null
+	rm -rf "$WORK"
+}
+CLUSTERS=
+BGPIDS=
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# up NAME ARGS...: bring a cluster up and remember to remove it.
+up()
+{
+	CLUSTERS="$CLUSTERS $1"
+	timeout 60 "$GC" up "$@" >"$WORK/up.out" 2>&1 || fail "gamma-cluster up $*: $(cat "$WORK/up.out")"
+}
+
+# Everything of cluster $1 that the system shows: links, namespaces, state.
+residue()
+{
+	{
+		ip -br link | awk '{print $1}' | grep -F -- "gc-$1-"
+		ip netns list | grep -F -- "gc-$1-"
+		ls -d "/run/gamma-cluster/$1" 2>/dev/null
+	} | sort
+}
+
+# Start a receiver in the background (args: a command that runs gm-rawframe
+# recv), wait until it is listening; its output goes to $WORK/recv.out.
+start_recv()
+{
+	: >"$WORK/recv.out"
+	"$@" >"$WORK/recv.out" 2>&1 &
+	RECV_PID=$!
+	BGPIDS="$BGPIDS $RECV_PID"
+	local i
+	for i in $(seq 100); do
+		grep -q 'gm-rawframe: ready' "$WORK/recv.out" && return 0
+		kill -0 $RECV_PID 2>/dev/null || fail "receiver died: $(cat "$WORK/recv.out")"
+		sleep 0.05
+	done
+	fail "receiver not ready after 5 s: $(cat "$WORK/recv.out")"
+}
+
+# Wait for the receiver; print its result line.
+wait_recv()
+{
+	wait $RECV_PID
+	grep 'gm-rawframe: received' "$WORK/recv.out" || fail "receiver printed no result: $(cat "$WORK/recv.out")"
+}
+
+# Packets sent by htb class $2 on device $1 (optionally in namespace $3).
+class_pkts()
+{
+	local -a tcx=(tc)
+	[ -n "${3:-}" ] && tcx=(ip netns exec "$3" tc)
+	"${tcx[@]}" -s class show dev "$1" | awk -v c="$2" '
+		$1 == "class" { cur = $3 }
+		$1 == "Sent" && cur == c { print $4; found = 1 }
+		END { if (!found) print "none" }'
+}

@@ -1,0 +1,32 @@
+#!/bin/bash
+# mpirun --hostfile through gamma-rsh on a 2-node --netns cluster: one rank
+# per node, data exchanged over btl tcp on the cluster subnet and verified
+# byte by byte, and the two ranks report their own node names.
+. "$(dirname "$0")/cluster-lib.sh" mp
+HELLO=$BUILT/tools/gm-mpi-hello
+[ -x "$HELLO" ] || fail "$HELLO not built (make check builds it)"
+command -v mpirun >/dev/null || skip "mpirun not installed"
+command -v unshare >/dev/null || skip "unshare not installed"
+
+up "$NAME" --nodes 2 --netns
+hf=$("$GC" hostfile "$NAME") || fail "hostfile"
+sub=$("$GC" subnet "$NAME") || fail "subnet"
+out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 90 \
+	mpirun --hostfile "$hf" -np 2 --bind-to none \
+	--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
+	--mca btl self,tcp --mca btl_tcp_if_include "$sub" \
+	"$HELLO" 4000000 2>&1) || fail "mpirun exited $?: $out"
+echo "$out"
+h0=$(awk '$1 == "host" && $2 == 0 {print $3}' <<<"$out")
+h1=$(awk '$1 == "host" && $2 == 1 {print $3}' <<<"$out")
+[ "$h0" = "gc-$NAME-n0" ] && [ "$h1" = "gc-$NAME-n1" ] ||
+	fail "ranks report hosts '$h0' and '$h1', expected gc-$NAME-n0 and gc-$NAME-n1"
+grep -q 'gm-mpi-hello: ok 4000000 bytes each way with 1 peers' <<<"$out" ||
+	fail "data not verified: $out"
+# The data really crossed the cluster: each bridge port sent its node at least
+# the 4 MB it received.
+for i in 0 1; do
+	tx=$(cat "/sys/class/net/gc-$NAME-p$i/statistics/tx_bytes")
+	[ "$tx" -ge 4000000 ] || fail "bridge port gc-$NAME-p$i sent only $tx bytes to node $i"
+done
+ok "mpirun across two namespaces: ranks on $h0 and $h1, 4 MB each way verified"
