@@ -14,15 +14,22 @@
 #define R46 (R23 * R23)
 #define T46 (T23 * T23)
 
+/* All operands are non-negative, so truncation is floor (and much cheaper
+ * than a libm call). */
+static inline double trunc_nn(double v)
+{
+	return (double)(int64_t)v;
+}
+
 static inline double mul46(double x, double a)
 {
-	double a1 = floor(R23 * a), a2 = a - T23 * a1;
-	double x1 = floor(R23 * x), x2 = x - T23 * x1;
+	double a1 = trunc_nn(R23 * a), a2 = a - T23 * a1;
+	double x1 = trunc_nn(R23 * x), x2 = x - T23 * x1;
 	double t1 = a1 * x2 + a2 * x1;
-	double t2 = floor(R23 * t1);
+	double t2 = trunc_nn(R23 * t1);
 	double z = t1 - T23 * t2;
 	double t3 = T23 * z + a2 * x2;
-	double t4 = floor(R46 * t3);
+	double t4 = trunc_nn(R46 * t3);
 	return t3 - T46 * t4;
 }
 
