@@ -24,6 +24,7 @@ BEGIN_C_DECLS
 /* Largest provider address we carry through the modex. */
 #define GAMMA_ADDR_MAX 112
 #define GAMMA_MAX_MODULES 8
+#define GAMMA_MIN_EAGER 64
 /* Receive buffers posted per module; each holds one whole BTL fragment. */
 #define GAMMA_RX_POSTED 64
 
@@ -151,6 +152,7 @@ void gamma_hwloc_sort_nearest(char **names, int count);
 
 /* btl_gamma_fi.c */
 int gamma_fi_getinfo(const char *domain, struct fi_info **out);
+bool gamma_fi_provider_loaded(void);
 int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info);
 void gamma_fi_close(mca_btl_gamma_module_t *m);
 int gamma_fi_post_recv(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx);

@@ -62,6 +62,16 @@ static mca_btl_gamma_module_t *module_create(const char *ifname)
 		return NULL;
 	}
 	*m = mca_btl_gamma_module_template;
+	/* ob1 needs its largest header (rendezvous) to fit an eager fragment. */
+	if (m->super.btl_eager_limit < GAMMA_MIN_EAGER) {
+		opal_output(0, "btl gamma: btl_gamma_eager_limit %zu is too small, using %d",
+			    m->super.btl_eager_limit, GAMMA_MIN_EAGER);
+		m->super.btl_eager_limit = GAMMA_MIN_EAGER;
+	}
+	if (m->super.btl_max_send_size < m->super.btl_eager_limit)
+		m->super.btl_max_send_size = m->super.btl_eager_limit;
+	if (m->super.btl_rndv_eager_limit > m->super.btl_eager_limit)
+		m->super.btl_rndv_eager_limit = m->super.btl_eager_limit;
 	snprintf(m->ifname, sizeof(m->ifname), "%s", info->domain_attr->name);
 	OBJ_CONSTRUCT(&m->pending, opal_list_t);
 	OBJ_CONSTRUCT(&m->endpoints, opal_list_t);

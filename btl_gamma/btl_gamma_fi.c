@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
@@ -62,6 +63,22 @@ int gamma_fi_getinfo(const char *domain, struct fi_info **out)
 	*out = fi_dupinfo(list);
 	fi_freeinfo(list);
 	return *out ? 0 : -FI_ENOMEM;
+}
+
+/* Whether libfabric loaded a provider named "gamma": it registers its
+ * FI_GAMMA_* parameters when loaded, even if it then offers no interface. */
+bool gamma_fi_provider_loaded(void)
+{
+	struct fi_param *params = NULL;
+	bool loaded = false;
+	int count = 0;
+
+	if (fi_getparams(&params, &count))
+		return false;
+	for (int i = 0; i < count && !loaded; i++)
+		loaded = params[i].name && !strncasecmp(params[i].name, "FI_GAMMA_", 9);
+	fi_freeparams(params);
+	return loaded;
 }
 
 static void open_failed(mca_btl_gamma_module_t *m, const char *what, int rc)

@@ -67,11 +67,17 @@ static int offered_domains(char ***out)
 	int rc;
 
 	rc = gamma_fi_getinfo(NULL, &all);
+	if (rc && !gamma_fi_provider_loaded()) {
+		opal_output(0, "btl gamma: libfabric provider \"gamma\" not found (libgamma-fi.so "
+			       "not in FI_PROVIDER_PATH or libfabric's provider directory); fix: "
+			       "`. tools/gamma-env.sh` in the gamma build tree, or `make install`; "
+			       "check with `fi_info -p gamma`; using other BTLs");
+		return rc;
+	}
 	if (rc) {
-		opal_output(0, "btl gamma: libfabric provider \"gamma\" not found or it offers no "
-			       "interface (fi_getinfo: %s); fix: `. tools/gamma-env.sh` from the "
-			       "gamma build tree or `make install`, check with `fi_info -p gamma`, "
-			       "and bring an Ethernet interface up; using other BTLs",
+		opal_output(0, "btl gamma: provider \"gamma\" offers no usable interface "
+			       "(fi_getinfo: %s); fix: bring an Ethernet interface up, check "
+			       "FI_GAMMA_IFACE and `fi_info -p gamma`; using other BTLs",
 			    fi_strerror(-rc));
 		return rc;
 	}
@@ -116,10 +122,9 @@ int gamma_iface_select(char ***names_out, int *count_out)
 		*count_out = 1;
 		return 0;
 	}
-	if (offered_domains(&offered))
-		return 0;
-
 	if (p->if_include && *p->if_include) {
+		/* Interface problems first: they are the user's to fix, whatever
+		 * state the provider is in. */
 		incl = opal_argv_split(p->if_include, ',');
 		for (int i = 0; incl && incl[i]; i++) {
 			bool exists;
@@ -127,21 +132,43 @@ int gamma_iface_select(char ***names_out, int *count_out)
 
 			if (!exists)
 				opal_output(0, "btl gamma: interface \"%s\" (btl_gamma_if_include) "
-					       "does not exist on %s; fix: name one listed by `ip link`",
+					       "does not exist on %s; fix: name one listed by `ip link`; "
+					       "using other BTLs",
 					    incl[i], opal_process_info.nodename ?: "this host");
 			else if (!up)
 				opal_output(0, "btl gamma: interface \"%s\" is down; fix: `ip link set "
-					       "%s up` or choose another with btl_gamma_if_include",
+					       "%s up` or choose another with btl_gamma_if_include; "
+					       "using other BTLs",
 					    incl[i], incl[i]);
-			else if (!in_list(offered, incl[i]))
-				opal_output(0, "btl gamma: provider \"gamma\" does not offer interface "
-					       "\"%s\" (not Ethernet, or excluded by FI_GAMMA_IFACE); "
-					       "fix: check `fi_info -p gamma`",
-					    incl[i]);
 			else if (!in_list(chosen, incl[i]))
 				opal_argv_append_nosize(&chosen, incl[i]);
 		}
+		opal_argv_free(incl);
+		if (!chosen)
+			return 0;
+		if (offered_domains(&offered)) {
+			opal_argv_free(chosen);
+			return 0;
+		}
+		incl = chosen;
+		chosen = NULL;
+		for (int i = 0; incl[i]; i++) {
+			if (in_list(offered, incl[i]))
+				opal_argv_append_nosize(&chosen, incl[i]);
+			else
+				opal_output(0, "btl gamma: provider \"gamma\" does not offer interface "
+					       "\"%s\" (not Ethernet, or left out by FI_GAMMA_IFACE); "
+					       "fix: check `fi_info -p gamma`; using other BTLs",
+					    incl[i]);
+		}
+		if (!chosen) {
+			opal_argv_free(incl);
+			opal_argv_free(offered);
+			return 0;
+		}
 	} else {
+		if (offered_domains(&offered))
+			return 0;
 		if (p->if_exclude && *p->if_exclude)
 			excl = opal_argv_split(p->if_exclude, ',');
 		for (int i = 0; offered && offered[i]; i++) {

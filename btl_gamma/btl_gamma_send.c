@@ -84,6 +84,8 @@ void gamma_send_complete(mca_btl_gamma_frag_t *frag, int status)
 
 static void queue_pending(mca_btl_gamma_frag_t *frag)
 {
+	GAMMA_VERBOSE(100, "btl gamma: %s: provider busy, %zu-byte send queued", frag->module->ifname,
+		      (size_t)frag->segment.seg_len);
 	opal_list_append(&frag->module->pending, &frag->base.super.super);
 }
 
