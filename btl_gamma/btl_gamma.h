@@ -1,20 +1,202 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* btl_gamma: Open MPI BTL over the libfabric provider "gamma". */
+/* btl_gamma: Open MPI BTL over the libfabric provider "gamma". Shared types. */
 #ifndef BTL_GAMMA_H
 #define BTL_GAMMA_H
 
 #include "opal_config.h"
 
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include "opal/class/opal_free_list.h"
+#include "opal/class/opal_list.h"
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/btl/base/base.h"
 
 BEGIN_C_DECLS
 
+#define GAMMA_PROV_NAME "gamma"
+/* Largest provider address we carry through the modex. */
+#define GAMMA_ADDR_MAX 112
+#define GAMMA_MAX_MODULES 8
+#define GAMMA_MIN_EAGER 64
+/* Receive buffers posted per module; each holds one whole BTL fragment. */
+#define GAMMA_RX_POSTED 64
+
+/* Precedes every message on the wire: the BTL tag travels in-band so any
+ * FI_MSG provider works; 8 bytes keep the PML header 8-byte aligned. */
+struct gamma_hdr {
+	uint8_t tag;
+	uint8_t pad[7];
+};
+
+/* FI_CONTEXT mode: the provider owns the fi_context until the completion;
+ * kind tells a send fragment from a receive buffer in the CQ. */
+enum gamma_ctx_kind { GAMMA_CTX_SEND = 1, GAMMA_CTX_RECV = 2 };
+struct gamma_ctx {
+	struct fi_context fi;
+	enum gamma_ctx_kind kind;
+};
+
+/* Per-job settings from the MCA parameters. */
+struct gamma_params {
+	char *if_include;
+	char *if_exclude;
+	int priority; /* GAMMA_PRIO_* */
+	int verbose;
+};
+enum { GAMMA_PRIO_LOW = 0, GAMMA_PRIO_HIGH = 1 };
+
 typedef struct mca_btl_gamma_component_t {
 	mca_btl_base_component_3_0_0_t super;
+	struct gamma_params params;
+	int output; /* opal_output stream for verbose messages */
+	int num_modules;
+	struct mca_btl_gamma_module_t *modules[GAMMA_MAX_MODULES];
 } mca_btl_gamma_component_t;
 
 OPAL_MODULE_DECLSPEC extern mca_btl_gamma_component_t mca_btl_gamma_component;
+
+struct gamma_rxbuf {
+	struct gamma_ctx ctx;
+	struct mca_btl_gamma_module_t *module;
+	uint8_t *buf; /* gamma_hdr + up to max_send_size bytes */
+	bool posted;  /* owned by the provider */
+	bool busy;    /* being delivered to the PML */
+};
+
+/* Context handed to the free lists, which keep it for later growth. */
+struct gamma_pool_ctx {
+	struct mca_btl_gamma_module_t *module;
+	opal_free_list_t *pool;
+	size_t capacity;
+};
+
+typedef struct mca_btl_gamma_module_t {
+	mca_btl_base_module_t super;
+	char ifname[IF_NAMESIZE];
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	uint8_t addr[GAMMA_ADDR_MAX];
+	size_t addrlen;
+	size_t inject_size;
+
+	opal_free_list_t eager_frags; /* gamma_hdr + eager_limit */
+	opal_free_list_t max_frags;   /* gamma_hdr + max_send_size */
+	struct gamma_pool_ctx pool_ctx[2];
+	struct gamma_rxbuf rx[GAMMA_RX_POSTED];
+	uint8_t *rx_block;
+	int rx_unposted; /* buffers fi_recv refused with -FI_EAGAIN */
+
+	/* Sends the provider refused with -FI_EAGAIN, oldest first: later sends
+	 * queue behind them so a peer sees fragments in order. */
+	opal_list_t pending;
+	bool draining;
+	opal_list_t endpoints;
+	mca_btl_base_module_error_cb_fn_t error_cb;
+	bool enabled;
+} mca_btl_gamma_module_t;
+
+struct mca_btl_base_endpoint_t {
+	opal_list_item_t super;
+	mca_btl_gamma_module_t *module;
+	struct opal_proc_t *proc;
+	fi_addr_t fi_addr;
+	bool failed;
+};
+typedef struct mca_btl_base_endpoint_t mca_btl_gamma_endpoint_t;
+typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
+OBJ_CLASS_DECLARATION(mca_btl_gamma_endpoint_t);
+
+typedef struct mca_btl_gamma_frag_t {
+	mca_btl_base_descriptor_t base;
+	mca_btl_base_segment_t segment;
+	struct gamma_ctx ctx;
+	mca_btl_gamma_module_t *module;
+	mca_btl_gamma_endpoint_t *endpoint;
+	opal_free_list_t *pool;
+	struct gamma_hdr *hdr; /* start of the wire buffer; payload follows */
+	size_t capacity;       /* payload bytes the buffer holds */
+	bool callback_owed;    /* send returned 0: des_cbfunc runs on completion */
+} mca_btl_gamma_frag_t;
+OBJ_CLASS_DECLARATION(mca_btl_gamma_frag_t);
+
+/* Per-module state kept in a modex record, one record per module. */
+struct gamma_modex_addr {
+	char ifname[IF_NAMESIZE];
+	uint32_t addrlen;
+	uint8_t addr[GAMMA_ADDR_MAX];
+};
+
+extern mca_btl_gamma_module_t mca_btl_gamma_module_template;
+
+/* btl_gamma_params.c */
+int gamma_params_register(void);
+
+/* btl_gamma_iface.c */
+int gamma_iface_select(char ***names_out, int *count_out);
+void gamma_names_free(char **names, int count);
+bool gamma_dev_override(const char **prov_out);
+
+/* btl_gamma_hwloc.c (no Open MPI headers there) */
+void gamma_hwloc_sort_nearest(char **names, int count);
+
+/* btl_gamma_fi.c */
+int gamma_fi_getinfo(const char *domain, struct fi_info **out);
+bool gamma_fi_provider_loaded(void);
+int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info);
+void gamma_fi_close(mca_btl_gamma_module_t *m);
+int gamma_fi_post_recv(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx);
+int gamma_fi_progress(mca_btl_gamma_module_t *m);
+ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag);
+ssize_t gamma_fi_inject(mca_btl_gamma_module_t *m, mca_btl_gamma_endpoint_t *ep,
+			const void *buf, size_t len);
+
+/* btl_gamma_frag.c */
+int gamma_frag_pools_init(mca_btl_gamma_module_t *m);
+void gamma_frag_pools_fini(mca_btl_gamma_module_t *m);
+mca_btl_gamma_frag_t *gamma_frag_get(mca_btl_gamma_module_t *m, size_t size);
+void gamma_frag_return(mca_btl_gamma_frag_t *frag);
+
+/* btl_gamma_send.c */
+mca_btl_base_descriptor_t *gamma_alloc(mca_btl_base_module_t *btl,
+				       mca_btl_base_endpoint_t *endpoint, uint8_t order,
+				       size_t size, uint32_t flags);
+int gamma_free(mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des);
+mca_btl_base_descriptor_t *gamma_prepare_src(mca_btl_base_module_t *btl,
+					     mca_btl_base_endpoint_t *endpoint,
+					     struct opal_convertor_t *convertor, uint8_t order,
+					     size_t reserve, size_t *size, uint32_t flags);
+int gamma_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
+	       mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag);
+int gamma_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
+		struct opal_convertor_t *convertor, void *header, size_t header_size,
+		size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+		mca_btl_base_descriptor_t **descriptor);
+void gamma_send_complete(mca_btl_gamma_frag_t *frag, int status);
+int gamma_send_drain_pending(mca_btl_gamma_module_t *m);
+
+/* btl_gamma_recv.c */
+void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_t len);
+
+/* btl_gamma_endpoint.c */
+mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struct opal_proc_t *proc);
+void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why);
+
+/* btl_gamma_module.c */
+int gamma_modex_send(void);
+
+#define GAMMA_VERBOSE(level, ...)                                                                  \
+	opal_output_verbose((level), mca_btl_gamma_component.output, __VA_ARGS__)
 
 END_C_DECLS
 

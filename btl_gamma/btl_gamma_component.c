@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Component life cycle: registration, open/close, init. */
+/* Component life cycle: registration, open/close, init (one module per usable
+ * interface), and progress. */
 #include "btl_gamma.h"
 
-static int gamma_component_register(void);
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/util/output.h"
+
 static int gamma_component_open(void);
 static int gamma_component_close(void);
 static mca_btl_base_module_t **gamma_component_init(int *num_btls, bool progress_threads,
 						    bool mpi_threads);
+static int gamma_component_progress(void);
 
 mca_btl_gamma_component_t mca_btl_gamma_component = {
 	.super = {
@@ -14,43 +20,134 @@ mca_btl_gamma_component_t mca_btl_gamma_component = {
 			MCA_BTL_DEFAULT_VERSION("gamma"),
 			.mca_open_component = gamma_component_open,
 			.mca_close_component = gamma_component_close,
-			.mca_register_component_params = gamma_component_register,
+			.mca_register_component_params = gamma_params_register,
 		},
 		.btl_data = {
 			.param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
 		},
 		.btl_init = gamma_component_init,
-		.btl_progress = NULL,
+		.btl_progress = gamma_component_progress,
 	},
+	.output = -1,
 };
-
-static char *gamma_if_include;
-
-static int gamma_component_register(void)
-{
-	mca_base_component_t *c = &mca_btl_gamma_component.super.btl_version;
-
-	gamma_if_include = NULL;
-	mca_base_component_var_register(c, "if_include",
-					"Comma-separated list of Ethernet interfaces gamma may use",
-					MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_1,
-					MCA_BASE_VAR_SCOPE_READONLY, &gamma_if_include);
-	return OPAL_SUCCESS;
-}
 
 static int gamma_component_open(void)
 {
+	mca_btl_gamma_component.num_modules = 0;
+	mca_btl_gamma_component.output = opal_output_open(NULL);
+	opal_output_set_verbosity(mca_btl_gamma_component.output,
+				  mca_btl_gamma_component.params.verbose);
 	return OPAL_SUCCESS;
 }
 
 static int gamma_component_close(void)
 {
+	if (mca_btl_gamma_component.output >= 0) {
+		opal_output_close(mca_btl_gamma_component.output);
+		mca_btl_gamma_component.output = -1;
+	}
 	return OPAL_SUCCESS;
+}
+
+static mca_btl_gamma_module_t *module_create(const char *ifname)
+{
+	mca_btl_gamma_module_t *m;
+	struct fi_info *info = NULL;
+
+	if (gamma_fi_getinfo(ifname, &info))
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		fi_freeinfo(info);
+		return NULL;
+	}
+	*m = mca_btl_gamma_module_template;
+	/* ob1 needs its largest header (rendezvous) to fit an eager fragment. */
+	if (m->super.btl_eager_limit < GAMMA_MIN_EAGER) {
+		opal_output(0, "btl gamma: btl_gamma_eager_limit %zu is too small, using %d",
+			    m->super.btl_eager_limit, GAMMA_MIN_EAGER);
+		m->super.btl_eager_limit = GAMMA_MIN_EAGER;
+	}
+	if (m->super.btl_max_send_size < m->super.btl_eager_limit)
+		m->super.btl_max_send_size = m->super.btl_eager_limit;
+	if (m->super.btl_rndv_eager_limit > m->super.btl_eager_limit)
+		m->super.btl_rndv_eager_limit = m->super.btl_eager_limit;
+	snprintf(m->ifname, sizeof(m->ifname), "%s", info->domain_attr->name);
+	OBJ_CONSTRUCT(&m->pending, opal_list_t);
+	OBJ_CONSTRUCT(&m->endpoints, opal_list_t);
+	if (gamma_fi_open(m, info))
+		goto fail;
+	if (gamma_frag_pools_init(m))
+		goto fail_fi;
+	for (int i = 0; i < GAMMA_RX_POSTED; i++) {
+		if (gamma_fi_post_recv(m, &m->rx[i]))
+			goto fail_pools;
+	}
+	m->enabled = true;
+	GAMMA_VERBOSE(10, "btl gamma: module on %s ready (provider %s, inject %zu B)", m->ifname,
+		      info->fabric_attr->prov_name, m->inject_size);
+	return m;
+
+fail_pools:
+	gamma_frag_pools_fini(m);
+fail_fi:
+	gamma_fi_close(m);
+fail:
+	OBJ_DESTRUCT(&m->pending);
+	OBJ_DESTRUCT(&m->endpoints);
+	free(m);
+	return NULL;
 }
 
 static mca_btl_base_module_t **gamma_component_init(int *num_btls, bool progress_threads,
 						    bool mpi_threads)
 {
+	mca_btl_gamma_component_t *c = &mca_btl_gamma_component;
+	mca_btl_base_module_t **btls;
+	char **names = NULL;
+	int count = 0;
+
 	*num_btls = 0;
-	return NULL;
+	c->num_modules = 0;
+	if (c->params.if_include && c->params.if_exclude) {
+		opal_output(0, "btl gamma: set btl_gamma_if_include or btl_gamma_if_exclude, not "
+			       "both; gamma disabled");
+		return NULL;
+	}
+	if (gamma_iface_select(&names, &count) || count == 0)
+		return NULL;
+
+	for (int i = 0; i < count && c->num_modules < GAMMA_MAX_MODULES; i++) {
+		mca_btl_gamma_module_t *m = module_create(names[i]);
+		if (m)
+			c->modules[c->num_modules++] = m;
+	}
+	gamma_names_free(names, count);
+	if (c->num_modules == 0)
+		return NULL;
+
+	btls = malloc(c->num_modules * sizeof(*btls));
+	if (!btls || gamma_modex_send()) {
+		free(btls);
+		for (int i = 0; i < c->num_modules; i++)
+			c->modules[i]->super.btl_finalize(&c->modules[i]->super);
+		c->num_modules = 0;
+		return NULL;
+	}
+	for (int i = 0; i < c->num_modules; i++)
+		btls[i] = &c->modules[i]->super;
+	*num_btls = c->num_modules;
+	return btls;
+}
+
+static int gamma_component_progress(void)
+{
+	int events = 0;
+
+	for (int i = 0; i < mca_btl_gamma_component.num_modules; i++) {
+		mca_btl_gamma_module_t *m = mca_btl_gamma_component.modules[i];
+		if (m && m->enabled)
+			events += gamma_fi_progress(m);
+	}
+	return events;
 }

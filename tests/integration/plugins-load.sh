@@ -13,7 +13,7 @@ echo "ok: fi_info -e lists the FI_GAMMA_* parameters"
 
 out=$(ompi_info --param btl gamma --level 9 2>&1) || fail "ompi_info exited $?"
 grep -q 'MCA btl: gamma' <<<"$out" || fail "ompi_info does not list component btl gamma: $out"
-for p in if_include; do
+for p in if_include if_exclude priority eager_limit max_send_size exclusivity latency bandwidth verbose; do
 	grep -q "btl_gamma_$p\"" <<<"$out" || fail "ompi_info does not list btl_gamma_$p"
 done
 echo "ok: ompi_info lists btl gamma and its parameters"

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Endpoints: a peer's provider address, resolved from the modex into the AV,
+ * and reporting a peer's failure to the PML. */
+#include "btl_gamma.h"
+
+#include <string.h>
+
+#include <rdma/fi_errno.h>
+
+#include "opal/mca/pmix/pmix.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+OBJ_CLASS_INSTANCE(mca_btl_gamma_endpoint_t, opal_list_item_t, NULL, NULL);
+
+/* The peer's record for our interface name if it has one (same wiring on
+ * every host), else the one at our module's index. */
+static const struct gamma_modex_addr *pick_addr(const mca_btl_gamma_module_t *m,
+						const struct gamma_modex_addr *a, size_t n)
+{
+	int index = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(a[i].ifname, m->ifname, sizeof(a[i].ifname)))
+			return &a[i];
+	for (int i = 0; i < mca_btl_gamma_component.num_modules; i++)
+		if (mca_btl_gamma_component.modules[i] == m)
+			index = i;
+	return &a[(size_t)index % n];
+}
+
+mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struct opal_proc_t *proc)
+{
+	struct gamma_modex_addr *addrs = NULL;
+	const struct gamma_modex_addr *a;
+	mca_btl_gamma_endpoint_t *ep;
+	size_t size = 0;
+	fi_addr_t fi_addr;
+	int rc;
+
+	OPAL_MODEX_RECV(rc, &mca_btl_gamma_component.super.btl_version, &proc->proc_name,
+			(void **)&addrs, &size);
+	if (OPAL_SUCCESS != rc || size < sizeof(*addrs)) {
+		/* The peer has no gamma module: other BTLs reach it. */
+		free(addrs);
+		return NULL;
+	}
+	a = pick_addr(m, addrs, size / sizeof(*addrs));
+	if (a->addrlen == 0 || a->addrlen > GAMMA_ADDR_MAX ||
+	    fi_av_insert(m->av, a->addr, 1, &fi_addr, 0, NULL) != 1) {
+		opal_output(0, "btl gamma: %s: cannot add the address of %s on %s to the "
+			       "address vector; that peer is reached over other BTLs",
+			    m->ifname, OPAL_NAME_PRINT(proc->proc_name),
+			    opal_get_proc_hostname(proc));
+		free(addrs);
+		return NULL;
+	}
+	free(addrs);
+
+	ep = OBJ_NEW(mca_btl_gamma_endpoint_t);
+	if (!ep)
+		return NULL;
+	ep->module = m;
+	ep->proc = proc;
+	ep->fi_addr = fi_addr;
+	ep->failed = false;
+	opal_list_append(&m->endpoints, &ep->super);
+	return ep;
+}
+
+void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why)
+{
+	mca_btl_gamma_module_t *m;
+	char info[256];
+
+	if (!ep || ep->failed)
+		return;
+	ep->failed = true;
+	m = ep->module;
+	snprintf(info, sizeof(info), "btl gamma: peer %s on %s unreachable: %s",
+		 OPAL_NAME_PRINT(ep->proc->proc_name), opal_get_proc_hostname(ep->proc), why);
+	opal_output(0, "%s", info);
+	/* Let the PML abort the job now rather than wait on a dead peer. */
+	if (m->error_cb)
+		m->error_cb(&m->super, MCA_BTL_ERROR_FLAGS_FATAL, ep->proc, info);
+}

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Everything libfabric: getinfo, opening one endpoint per interface,
+ * posting receive buffers, sending, and reading the completion queue. */
+#include "btl_gamma.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include "opal/util/output.h"
+
+#define GAMMA_FI_VERSION FI_VERSION(1, 17)
+#define GAMMA_CQ_BATCH 16
+
+
+static struct fi_info *make_hints(const char *prov, const char *domain)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	if (!hints)
+		return NULL;
+	hints->caps = FI_MSG;
+	/* We keep a struct fi_context at the start of every operation context. */
+	hints->mode = FI_CONTEXT;
+	hints->ep_attr->type = FI_EP_RDM;
+	/* Sends come from our own buffers without descriptors: no FI_MR_LOCAL. */
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->tx_attr->tclass = mca_btl_gamma_component.params.priority == GAMMA_PRIO_HIGH
+					 ? FI_TC_LOW_LATENCY
+					 : FI_TC_BULK_DATA;
+	hints->fabric_attr->prov_name = strdup(prov);
+	if (domain)
+		hints->domain_attr->name = strdup(domain);
+	return hints;
+}
+
+int gamma_fi_getinfo(const char *domain, struct fi_info **out)
+{
+	const char *prov = GAMMA_PROV_NAME;
+	struct fi_info *hints, *list = NULL;
+	bool dev = gamma_dev_override(&prov);
+	int rc;
+
+	*out = NULL;
+	/* development override, to be removed: any interface of the stand-in. */
+	hints = make_hints(prov, dev ? NULL : domain);
+	if (!hints)
+		return -FI_ENOMEM;
+	rc = fi_getinfo(GAMMA_FI_VERSION, NULL, NULL, 0, hints, &list);
+	fi_freeinfo(hints);
+	if (rc)
+		return rc;
+	if (!domain) {
+		*out = list;
+		return 0;
+	}
+	/* One interface wanted: keep its first offer only. */
+	*out = fi_dupinfo(list);
+	fi_freeinfo(list);
+	return *out ? 0 : -FI_ENOMEM;
+}
+
+/* Whether libfabric loaded a provider named "gamma": it registers its
+ * FI_GAMMA_* parameters when loaded, even if it then offers no interface. */
+bool gamma_fi_provider_loaded(void)
+{
+	struct fi_param *params = NULL;
+	bool loaded = false;
+	int count = 0;
+
+	if (fi_getparams(&params, &count))
+		return false;
+	for (int i = 0; i < count && !loaded; i++)
+		loaded = params[i].name && !strncasecmp(params[i].name, "FI_GAMMA_", 9);
+	fi_freeparams(params);
+	return loaded;
+}
+
+static void open_failed(mca_btl_gamma_module_t *m, const char *what, int rc)
+{
+	if (rc == -FI_EPERM || rc == -FI_EACCES)
+		opal_output(0, "btl gamma: %s on interface %s failed: permission denied; gamma "
+			       "sends raw Ethernet frames and needs CAP_NET_RAW: run as root or "
+			       "`setcap cap_net_raw+ep` the program; using other BTLs",
+			    what, m->ifname);
+	else
+		opal_output(0, "btl gamma: %s on interface %s failed: %s; using other BTLs", what,
+			    m->ifname, fi_strerror(-rc));
+}
+
+int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
+{
+	struct fi_av_attr av_attr = {0};
+	struct fi_cq_attr cq_attr = {0};
+	const size_t hdr = sizeof(struct gamma_hdr);
+	size_t max_msg;
+	int rc;
+
+	m->info = info;
+	rc = fi_fabric(info->fabric_attr, &m->fabric, NULL);
+	if (rc) {
+		open_failed(m, "fi_fabric", rc);
+		goto fail;
+	}
+	rc = fi_domain(m->fabric, info, &m->domain, NULL);
+	if (rc) {
+		open_failed(m, "fi_domain", rc);
+		goto fail;
+	}
+	av_attr.type = info->domain_attr->av_type;
+	rc = fi_av_open(m->domain, &av_attr, &m->av, NULL);
+	if (rc) {
+		open_failed(m, "fi_av_open", rc);
+		goto fail;
+	}
+	cq_attr.format = FI_CQ_FORMAT_MSG;
+	cq_attr.wait_obj = FI_WAIT_NONE;
+	rc = fi_cq_open(m->domain, &cq_attr, &m->cq, NULL);
+	if (rc) {
+		open_failed(m, "fi_cq_open", rc);
+		goto fail;
+	}
+	rc = fi_endpoint(m->domain, info, &m->ep, NULL);
+	if (rc) {
+		open_failed(m, "fi_endpoint", rc);
+		goto fail;
+	}
+	rc = fi_ep_bind(m->ep, &m->av->fid, 0);
+	if (!rc)
+		rc = fi_ep_bind(m->ep, &m->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (rc) {
+		open_failed(m, "fi_ep_bind", rc);
+		goto fail;
+	}
+	rc = fi_enable(m->ep);
+	if (rc) {
+		open_failed(m, "fi_enable", rc);
+		goto fail;
+	}
+	m->addrlen = sizeof(m->addr);
+	rc = fi_getname(&m->ep->fid, m->addr, &m->addrlen);
+	if (rc) {
+		open_failed(m, "fi_getname", rc);
+		goto fail;
+	}
+
+	m->inject_size = info->tx_attr ? info->tx_attr->inject_size : 0;
+	max_msg = info->ep_attr->max_msg_size;
+	if (max_msg > hdr && m->super.btl_max_send_size > max_msg - hdr)
+		m->super.btl_max_send_size = max_msg - hdr;
+	if (m->super.btl_eager_limit > m->super.btl_max_send_size)
+		m->super.btl_eager_limit = m->super.btl_max_send_size;
+	if (m->super.btl_rndv_eager_limit > m->super.btl_eager_limit)
+		m->super.btl_rndv_eager_limit = m->super.btl_eager_limit;
+	return 0;
+
+fail:
+	gamma_fi_close(m);
+	return rc ? rc : -FI_EOTHER;
+}
+
+void gamma_fi_close(mca_btl_gamma_module_t *m)
+{
+	if (m->ep)
+		fi_close(&m->ep->fid);
+	if (m->cq)
+		fi_close(&m->cq->fid);
+	if (m->av)
+		fi_close(&m->av->fid);
+	if (m->domain)
+		fi_close(&m->domain->fid);
+	if (m->fabric)
+		fi_close(&m->fabric->fid);
+	if (m->info)
+		fi_freeinfo(m->info);
+	m->ep = NULL;
+	m->cq = NULL;
+	m->av = NULL;
+	m->domain = NULL;
+	m->fabric = NULL;
+	m->info = NULL;
+}
+
+int gamma_fi_post_recv(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx)
+{
+	const size_t len = sizeof(struct gamma_hdr) + m->super.btl_max_send_size;
+	ssize_t rc;
+
+	rx->ctx.kind = GAMMA_CTX_RECV;
+	rx->module = m;
+	rc = fi_recv(m->ep, rx->buf, len, NULL, FI_ADDR_UNSPEC, &rx->ctx.fi);
+	if (rc == 0) {
+		rx->posted = true;
+		return 0;
+	}
+	rx->posted = false;
+	if (rc == -FI_EAGAIN) {
+		/* The next progress call reposts it. */
+		m->rx_unposted++;
+		return 0;
+	}
+	opal_output(0, "btl gamma: fi_recv on %s failed: %s", m->ifname, fi_strerror((int)-rc));
+	return (int)rc;
+}
+
+static void repost_missing(mca_btl_gamma_module_t *m)
+{
+	int missing = m->rx_unposted;
+
+	m->rx_unposted = 0;
+	for (int i = 0; i < GAMMA_RX_POSTED && missing > 0; i++) {
+		if (!m->rx[i].posted && !m->rx[i].busy) {
+			missing--;
+			gamma_fi_post_recv(m, &m->rx[i]);
+		}
+	}
+	m->rx_unposted += missing;
+}
+
+static void handle_error(mca_btl_gamma_module_t *m)
+{
+	struct fi_cq_err_entry err = {0};
+	struct gamma_ctx *ctx;
+
+	if (fi_cq_readerr(m->cq, &err, 0) < 1)
+		return;
+	ctx = err.op_context;
+	if (!ctx) {
+		opal_output(0, "btl gamma: %s: completion error: %s", m->ifname,
+			    fi_strerror(err.err));
+		return;
+	}
+	if (ctx->kind == GAMMA_CTX_SEND) {
+		mca_btl_gamma_frag_t *frag = container_of(ctx, mca_btl_gamma_frag_t, ctx);
+		char why[160];
+
+		snprintf(why, sizeof(why), "send on %s failed: %s", m->ifname,
+			 fi_cq_strerror(m->cq, err.prov_errno, err.err_data, NULL, 0));
+		gamma_endpoint_fail(frag->endpoint, why);
+		gamma_send_complete(frag, OPAL_ERR_UNREACH);
+		return;
+	}
+	/* A receive buffer: cancelled at close, or a message did not fit. */
+	struct gamma_rxbuf *rx = container_of(ctx, struct gamma_rxbuf, ctx);
+	rx->posted = false;
+	if (err.err == FI_ECANCELED || !m->enabled)
+		return;
+	opal_output(0, "btl gamma: %s: receive failed: %s (a peer sent more than "
+		       "btl_gamma_max_send_size? use the same value on every rank)",
+		    m->ifname, fi_strerror(err.err));
+	gamma_fi_post_recv(m, rx);
+}
+
+int gamma_fi_progress(mca_btl_gamma_module_t *m)
+{
+	struct fi_cq_msg_entry ent[GAMMA_CQ_BATCH];
+	int events = 0;
+	ssize_t n;
+
+	for (int round = 0; round < 4; round++) {
+		n = fi_cq_read(m->cq, ent, GAMMA_CQ_BATCH);
+		if (n == -FI_EAVAIL) {
+			handle_error(m);
+			events++;
+			continue;
+		}
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			struct gamma_ctx *ctx = ent[i].op_context;
+
+			if (ctx->kind == GAMMA_CTX_SEND) {
+				gamma_send_complete(container_of(ctx, mca_btl_gamma_frag_t, ctx),
+						    OPAL_SUCCESS);
+			} else {
+				struct gamma_rxbuf *rx = container_of(ctx, struct gamma_rxbuf, ctx);
+				rx->posted = false;
+				rx->busy = true;
+				gamma_recv_deliver(m, rx, ent[i].len);
+				rx->busy = false;
+				if (m->enabled)
+					gamma_fi_post_recv(m, rx);
+			}
+		}
+		events += (int)n;
+		if (n < GAMMA_CQ_BATCH)
+			break;
+	}
+	if (m->rx_unposted)
+		repost_missing(m);
+	if (!opal_list_is_empty(&m->pending))
+		events += gamma_send_drain_pending(m);
+	return events;
+}
+
+ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag)
+{
+	mca_btl_gamma_module_t *m = frag->module;
+
+	frag->ctx.kind = GAMMA_CTX_SEND;
+	return fi_send(m->ep, frag->hdr, sizeof(struct gamma_hdr) + frag->segment.seg_len, NULL,
+		       frag->endpoint->fi_addr, &frag->ctx.fi);
+}
+
+ssize_t gamma_fi_inject(mca_btl_gamma_module_t *m, mca_btl_gamma_endpoint_t *ep,
+			const void *buf, size_t len)
+{
+	return fi_inject(m->ep, buf, len, ep->fi_addr);
+}

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Which Ethernet interfaces this process drives: the provider offers one
+ * domain per interface; btl_gamma_if_include/if_exclude filter them, and with
+ * several ranks per host local rank i takes interface i mod n. */
+#include "btl_gamma.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "opal/util/argv.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+/* development override, to be removed: BTL_GAMMA_DEV_PROVIDER names another
+ * libfabric provider (e.g. "tcp;ofi_rxm") so the data path can be exercised
+ * before gamma carries data; interface filtering is skipped then. */
+bool gamma_dev_override(const char **prov_out)
+{
+	const char *dev = getenv("BTL_GAMMA_DEV_PROVIDER");
+
+	if (!dev || !*dev)
+		return false;
+	if (prov_out)
+		*prov_out = dev;
+	return true;
+}
+
+static bool iface_is_up(const char *name, bool *exists)
+{
+	struct ifreq ifr;
+	int fd;
+	bool up = false;
+
+	*exists = if_nametoindex(name) != 0;
+	if (!*exists)
+		return false;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return true; /* cannot tell: let the provider decide */
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0)
+		up = (ifr.ifr_flags & IFF_UP) != 0;
+	else
+		up = true;
+	close(fd);
+	return up;
+}
+
+static bool in_list(char **list, const char *name)
+{
+	for (int i = 0; list && list[i]; i++)
+		if (!strcmp(list[i], name))
+			return true;
+	return false;
+}
+
+/* Domains (= interfaces) the provider offers, each once, in its order. */
+static int offered_domains(char ***out)
+{
+	struct fi_info *all = NULL, *fi;
+	char **names = NULL;
+	int rc;
+
+	rc = gamma_fi_getinfo(NULL, &all);
+	if (rc && !gamma_fi_provider_loaded()) {
+		opal_output(0, "btl gamma: libfabric provider \"gamma\" not found (libgamma-fi.so "
+			       "not in FI_PROVIDER_PATH or libfabric's provider directory); fix: "
+			       "`. tools/gamma-env.sh` in the gamma build tree, or `make install`; "
+			       "check with `fi_info -p gamma`; using other BTLs");
+		return rc;
+	}
+	if (rc) {
+		opal_output(0, "btl gamma: provider \"gamma\" offers no usable interface "
+			       "(fi_getinfo: %s); fix: bring an Ethernet interface up, check "
+			       "FI_GAMMA_IFACE and `fi_info -p gamma`; using other BTLs",
+			    fi_strerror(-rc));
+		return rc;
+	}
+	for (fi = all; fi; fi = fi->next) {
+		const char *d = fi->domain_attr ? fi->domain_attr->name : NULL;
+		if (d && !in_list(names, d))
+			opal_argv_append_nosize(&names, d);
+	}
+	fi_freeinfo(all);
+	*out = names;
+	return 0;
+}
+
+/* Local rank and local process count, from Open MPI or the launcher's env. */
+static void local_placement(int *rank, int *size)
+{
+	const char *r = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+	const char *s = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+
+	*rank = opal_process_info.my_local_rank;
+	*size = opal_process_info.num_local_peers + 1;
+	if (*rank < 0 && r)
+		*rank = atoi(r);
+	if (*size <= 1 && s)
+		*size = atoi(s);
+	if (*rank < 0)
+		*rank = 0;
+}
+
+int gamma_iface_select(char ***names_out, int *count_out)
+{
+	struct gamma_params *p = &mca_btl_gamma_component.params;
+	char **offered = NULL, **chosen = NULL;
+	char **incl = NULL, **excl = NULL;
+	int count, rank, size;
+
+	*names_out = NULL;
+	*count_out = 0;
+	if (gamma_dev_override(NULL)) {
+		opal_argv_append_nosize(&chosen, "dev");
+		*names_out = chosen;
+		*count_out = 1;
+		return 0;
+	}
+	if (p->if_include && *p->if_include) {
+		/* Interface problems first: they are the user's to fix, whatever
+		 * state the provider is in. */
+		incl = opal_argv_split(p->if_include, ',');
+		for (int i = 0; incl && incl[i]; i++) {
+			bool exists;
+			bool up = iface_is_up(incl[i], &exists);
+
+			if (!exists)
+				opal_output(0, "btl gamma: interface \"%s\" (btl_gamma_if_include) "
+					       "does not exist on %s; fix: name one listed by `ip link`; "
+					       "using other BTLs",
+					    incl[i], opal_process_info.nodename ?: "this host");
+			else if (!up)
+				opal_output(0, "btl gamma: interface \"%s\" is down; fix: `ip link set "
+					       "%s up` or choose another with btl_gamma_if_include; "
+					       "using other BTLs",
+					    incl[i], incl[i]);
+			else if (!in_list(chosen, incl[i]))
+				opal_argv_append_nosize(&chosen, incl[i]);
+		}
+		opal_argv_free(incl);
+		if (!chosen)
+			return 0;
+		if (offered_domains(&offered)) {
+			opal_argv_free(chosen);
+			return 0;
+		}
+		incl = chosen;
+		chosen = NULL;
+		for (int i = 0; incl[i]; i++) {
+			if (in_list(offered, incl[i]))
+				opal_argv_append_nosize(&chosen, incl[i]);
+			else
+				opal_output(0, "btl gamma: provider \"gamma\" does not offer interface "
+					       "\"%s\" (not Ethernet, or left out by FI_GAMMA_IFACE); "
+					       "fix: check `fi_info -p gamma`; using other BTLs",
+					    incl[i]);
+		}
+		if (!chosen) {
+			opal_argv_free(incl);
+			opal_argv_free(offered);
+			return 0;
+		}
+	} else {
+		if (offered_domains(&offered))
+			return 0;
+		if (p->if_exclude && *p->if_exclude)
+			excl = opal_argv_split(p->if_exclude, ',');
+		for (int i = 0; offered && offered[i]; i++) {
+			bool exists;
+			if (!in_list(excl, offered[i]) && iface_is_up(offered[i], &exists))
+				opal_argv_append_nosize(&chosen, offered[i]);
+		}
+		count = opal_argv_count(chosen);
+		if (count > 1)
+			gamma_hwloc_sort_nearest(chosen, count);
+	}
+	opal_argv_free(incl);
+	opal_argv_free(excl);
+	opal_argv_free(offered);
+
+	count = opal_argv_count(chosen);
+	if (count == 0) {
+		opal_output(0, "btl gamma: no usable Ethernet interface (need one that is up and "
+			       "offered by `fi_info -p gamma`; see btl_gamma_if_include/"
+			       "if_exclude); using other BTLs");
+		opal_argv_free(chosen);
+		return 0;
+	}
+	local_placement(&rank, &size);
+	if (count > 1 && size > 1) {
+		/* Several ranks share this host: spread them over the NICs. */
+		char *mine = strdup(chosen[rank % count]);
+		opal_argv_free(chosen);
+		chosen = NULL;
+		opal_argv_append_nosize(&chosen, mine);
+		free(mine);
+		count = 1;
+	}
+	for (int i = 0; i < count; i++)
+		GAMMA_VERBOSE(10, "btl gamma: local rank %d of %d uses interface %s", rank, size,
+			      chosen[i]);
+	*names_out = chosen;
+	*count_out = count;
+	return 0;
+}
+
+void gamma_names_free(char **names, int count)
+{
+	opal_argv_free(names);
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Module: the function table, add/del procs, finalize, the error callback,
+ * and publishing our addresses through the modex. */
+#include "btl_gamma.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/class/opal_bitmap.h"
+#include "opal/mca/pmix/pmix.h"
+#include "opal/util/output.h"
+#include "opal/util/proc.h"
+
+static int gamma_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,
+			   mca_btl_base_endpoint_t **peers, opal_bitmap_t *reachable);
+static int gamma_del_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,
+			   mca_btl_base_endpoint_t **peers);
+static int gamma_finalize(mca_btl_base_module_t *btl);
+static int gamma_register_error(mca_btl_base_module_t *btl,
+				mca_btl_base_module_error_cb_fn_t cbfunc);
+
+mca_btl_gamma_module_t mca_btl_gamma_module_template = {
+	.super = {
+		.btl_component = &mca_btl_gamma_component.super,
+		.btl_add_procs = gamma_add_procs,
+		.btl_del_procs = gamma_del_procs,
+		.btl_finalize = gamma_finalize,
+		.btl_alloc = gamma_alloc,
+		.btl_free = gamma_free,
+		.btl_prepare_src = gamma_prepare_src,
+		.btl_send = gamma_send,
+		.btl_sendi = gamma_sendi,
+		.btl_register_error = gamma_register_error,
+	},
+};
+
+int gamma_modex_send(void)
+{
+	const int n = mca_btl_gamma_component.num_modules;
+	struct gamma_modex_addr *a = calloc(n, sizeof(*a));
+	int rc;
+
+	if (!a)
+		return OPAL_ERR_OUT_OF_RESOURCE;
+	for (int i = 0; i < n; i++) {
+		const mca_btl_gamma_module_t *m = mca_btl_gamma_component.modules[i];
+		snprintf(a[i].ifname, sizeof(a[i].ifname), "%s", m->ifname);
+		a[i].addrlen = (uint32_t)m->addrlen;
+		memcpy(a[i].addr, m->addr, m->addrlen);
+	}
+	OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_gamma_component.super.btl_version, a,
+			n * sizeof(*a));
+	free(a);
+	return rc;
+}
+
+static mca_btl_gamma_endpoint_t *find_endpoint(mca_btl_gamma_module_t *m, struct opal_proc_t *proc)
+{
+	mca_btl_gamma_endpoint_t *ep;
+
+	OPAL_LIST_FOREACH (ep, &m->endpoints, mca_btl_gamma_endpoint_t)
+		if (ep->proc == proc)
+			return ep;
+	return NULL;
+}
+
+static int gamma_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,
+			   mca_btl_base_endpoint_t **peers, opal_bitmap_t *reachable)
+{
+	mca_btl_gamma_module_t *m = (mca_btl_gamma_module_t *)btl;
+	opal_proc_t *self = opal_proc_local_get();
+
+	for (size_t i = 0; i < nprocs; i++) {
+		mca_btl_gamma_endpoint_t *ep;
+
+		/* btl self delivers to ourselves. */
+		if (procs[i] == self)
+			continue;
+		ep = find_endpoint(m, procs[i]);
+		if (!ep)
+			ep = gamma_endpoint_create(m, procs[i]);
+		if (!ep)
+			continue;
+		peers[i] = ep;
+		if (reachable)
+			opal_bitmap_set_bit(reachable, (int)i);
+	}
+	return OPAL_SUCCESS;
+}
+
+static int gamma_del_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,
+			   mca_btl_base_endpoint_t **peers)
+{
+	mca_btl_gamma_module_t *m = (mca_btl_gamma_module_t *)btl;
+
+	for (size_t i = 0; i < nprocs; i++) {
+		mca_btl_gamma_endpoint_t *ep = peers[i];
+		if (!ep || ep->module != m)
+			continue;
+		opal_list_remove_item(&m->endpoints, &ep->super);
+		OBJ_RELEASE(ep);
+	}
+	return OPAL_SUCCESS;
+}
+
+static int gamma_register_error(mca_btl_base_module_t *btl, mca_btl_base_module_error_cb_fn_t cbfunc)
+{
+	((mca_btl_gamma_module_t *)btl)->error_cb = cbfunc;
+	return OPAL_SUCCESS;
+}
+
+static int gamma_finalize(mca_btl_base_module_t *btl)
+{
+	mca_btl_gamma_module_t *m = (mca_btl_gamma_module_t *)btl;
+	mca_btl_gamma_component_t *c = &mca_btl_gamma_component;
+	opal_list_item_t *item;
+
+	m->enabled = false;
+	for (int i = 0; i < c->num_modules; i++)
+		if (c->modules[i] == m)
+			c->modules[i] = NULL;
+	while ((item = opal_list_remove_first(&m->endpoints)))
+		OBJ_RELEASE(item);
+	/* Queued sends die with the module; the PML is finalizing too. */
+	while (opal_list_remove_first(&m->pending))
+		;
+	gamma_fi_close(m);
+	gamma_frag_pools_fini(m);
+	OBJ_DESTRUCT(&m->pending);
+	OBJ_DESTRUCT(&m->endpoints);
+	free(m);
+	return OPAL_SUCCESS;
+}

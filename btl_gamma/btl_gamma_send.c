@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* alloc, free, prepare_src, send, sendi, and send completion per the BTL
+ * contract: send returns 1 only when the data left at once (inject) and the
+ * caller did not ask for a callback; otherwise des_cbfunc runs on completion.
+ * Sends the provider refuses with -FI_EAGAIN wait in m->pending, in order,
+ * and leave from progress: never dropped, never spun on. */
+#include "btl_gamma.h"
+
+#include <string.h>
+
+#include <rdma/fi_errno.h>
+
+#include "opal/datatype/opal_convertor.h"
+#include "opal/util/output.h"
+
+static inline mca_btl_gamma_module_t *to_module(mca_btl_base_module_t *btl)
+{
+	return (mca_btl_gamma_module_t *)btl;
+}
+
+mca_btl_base_descriptor_t *gamma_alloc(mca_btl_base_module_t *btl,
+				       mca_btl_base_endpoint_t *endpoint, uint8_t order,
+				       size_t size, uint32_t flags)
+{
+	mca_btl_gamma_frag_t *frag = gamma_frag_get(to_module(btl), size);
+
+	if (!frag)
+		return NULL;
+	frag->base.des_flags = flags;
+	frag->endpoint = endpoint;
+	return &frag->base;
+}
+
+int gamma_free(mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
+{
+	gamma_frag_return((mca_btl_gamma_frag_t *)des);
+	return OPAL_SUCCESS;
+}
+
+/* Copy up to *size bytes of user data behind `reserve` bytes for the PML. */
+mca_btl_base_descriptor_t *gamma_prepare_src(mca_btl_base_module_t *btl,
+					     mca_btl_base_endpoint_t *endpoint,
+					     struct opal_convertor_t *convertor, uint8_t order,
+					     size_t reserve, size_t *size, uint32_t flags)
+{
+	mca_btl_gamma_module_t *m = to_module(btl);
+	mca_btl_gamma_frag_t *frag;
+	struct iovec iov;
+	uint32_t iov_count = 1;
+	size_t max_data;
+
+	if (reserve > m->super.btl_max_send_size)
+		return NULL;
+	if (reserve + *size > m->super.btl_max_send_size)
+		*size = m->super.btl_max_send_size - reserve;
+	frag = gamma_frag_get(m, reserve + *size);
+	if (!frag)
+		return NULL;
+	max_data = *size;
+	if (max_data) {
+		iov.iov_base = (uint8_t *)frag->segment.seg_addr.pval + reserve;
+		iov.iov_len = max_data;
+		if (opal_convertor_pack(convertor, &iov, &iov_count, &max_data) < 0) {
+			gamma_frag_return(frag);
+			return NULL;
+		}
+	}
+	*size = max_data;
+	frag->segment.seg_len = reserve + max_data;
+	frag->base.des_flags = flags;
+	frag->endpoint = endpoint;
+	return &frag->base;
+}
+
+void gamma_send_complete(mca_btl_gamma_frag_t *frag, int status)
+{
+	const bool btl_owned = frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+
+	if (frag->callback_owed && frag->base.des_cbfunc)
+		frag->base.des_cbfunc(&frag->module->super, frag->endpoint, &frag->base, status);
+	if (btl_owned)
+		gamma_frag_return(frag);
+}
+
+static void queue_pending(mca_btl_gamma_frag_t *frag)
+{
+	GAMMA_VERBOSE(100, "btl gamma: %s: provider busy, %zu-byte send queued", frag->module->ifname,
+		      (size_t)frag->segment.seg_len);
+	opal_list_append(&frag->module->pending, &frag->base.super.super);
+}
+
+static int send_failed(mca_btl_gamma_frag_t *frag, ssize_t rc)
+{
+	char why[128];
+
+	snprintf(why, sizeof(why), "fi_send on %s failed: %s", frag->module->ifname,
+		 fi_strerror((int)-rc));
+	gamma_endpoint_fail(frag->endpoint, why);
+	return OPAL_ERR_UNREACH;
+}
+
+int gamma_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
+	       mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag)
+{
+	mca_btl_gamma_module_t *m = to_module(btl);
+	mca_btl_gamma_frag_t *frag = (mca_btl_gamma_frag_t *)des;
+	const size_t total = sizeof(struct gamma_hdr) + frag->segment.seg_len;
+	ssize_t rc;
+
+	if (endpoint->failed)
+		return OPAL_ERR_UNREACH;
+	frag->endpoint = endpoint;
+	frag->hdr->tag = tag;
+	if (!opal_list_is_empty(&m->pending)) {
+		frag->callback_owed = true;
+		queue_pending(frag);
+		return OPAL_SUCCESS;
+	}
+	if (total <= m->inject_size && !(des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)) {
+		rc = gamma_fi_inject(m, endpoint, frag->hdr, total);
+		if (rc == 0) {
+			if (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP)
+				gamma_frag_return(frag);
+			return 1;
+		}
+		if (rc != -FI_EAGAIN)
+			return send_failed(frag, rc);
+	}
+	frag->callback_owed = true;
+	rc = gamma_fi_send(frag);
+	if (rc == -FI_EAGAIN) {
+		queue_pending(frag);
+		return OPAL_SUCCESS;
+	}
+	if (rc) {
+		frag->callback_owed = false;
+		return send_failed(frag, rc);
+	}
+	return OPAL_SUCCESS;
+}
+
+int gamma_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
+		struct opal_convertor_t *convertor, void *header, size_t header_size,
+		size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+		mca_btl_base_descriptor_t **descriptor)
+{
+	mca_btl_gamma_module_t *m = to_module(btl);
+	const size_t len = header_size + payload_size;
+	mca_btl_gamma_frag_t *frag;
+	ssize_t rc;
+
+	if (descriptor)
+		*descriptor = NULL;
+	if (endpoint->failed)
+		return OPAL_ERR_UNREACH;
+	if (len > m->super.btl_eager_limit || !opal_list_is_empty(&m->pending))
+		return OPAL_ERR_RESOURCE_BUSY;
+	frag = gamma_frag_get(m, len);
+	if (!frag)
+		return OPAL_ERR_RESOURCE_BUSY;
+
+	memcpy(frag->segment.seg_addr.pval, header, header_size);
+	if (payload_size) {
+		struct iovec iov = {
+			.iov_base = (uint8_t *)frag->segment.seg_addr.pval + header_size,
+			.iov_len = payload_size,
+		};
+		uint32_t iov_count = 1;
+		size_t max_data = payload_size;
+
+		if (opal_convertor_pack(convertor, &iov, &iov_count, &max_data) < 0 ||
+		    max_data != payload_size) {
+			gamma_frag_return(frag);
+			return OPAL_ERROR;
+		}
+	}
+	frag->hdr->tag = tag;
+	frag->endpoint = endpoint;
+	/* The data is copied: from here on the BTL owns the message outright. */
+	frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+	if (sizeof(struct gamma_hdr) + len <= m->inject_size) {
+		rc = gamma_fi_inject(m, endpoint, frag->hdr, sizeof(struct gamma_hdr) + len);
+		if (rc == 0) {
+			gamma_frag_return(frag);
+			return OPAL_SUCCESS;
+		}
+		if (rc != -FI_EAGAIN) {
+			int ret = send_failed(frag, rc);
+			gamma_frag_return(frag);
+			return ret;
+		}
+	}
+	rc = gamma_fi_send(frag);
+	if (rc == -FI_EAGAIN) {
+		queue_pending(frag);
+		return OPAL_SUCCESS;
+	}
+	if (rc) {
+		int ret = send_failed(frag, rc);
+		gamma_frag_return(frag);
+		return ret;
+	}
+	return OPAL_SUCCESS;
+}
+
+int gamma_send_drain_pending(mca_btl_gamma_module_t *m)
+{
+	int sent = 0;
+
+	if (m->draining)
+		return 0;
+	m->draining = true;
+	while (!opal_list_is_empty(&m->pending)) {
+		mca_btl_gamma_frag_t *frag = (mca_btl_gamma_frag_t *)opal_list_get_first(&m->pending);
+		ssize_t rc = gamma_fi_send(frag);
+
+		if (rc == -FI_EAGAIN)
+			break;
+		opal_list_remove_first(&m->pending);
+		if (rc) {
+			send_failed(frag, rc);
+			gamma_send_complete(frag, OPAL_ERR_UNREACH);
+			continue;
+		}
+		sent++;
+	}
+	m->draining = false;
+	return sent;
+}
