@@ -63,6 +63,8 @@ struct gm_peer {
 	/* receive side */
 	bool rx_known;
 	uint32_t remote_session;
+	uint32_t old_session;    /* its previous incarnation: stragglers are dropped */
+	bool has_old_session;
 	uint32_t rcv_nxt;
 	unsigned unacked;
 	uint64_t ack_deadline;
@@ -665,6 +667,11 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 	ack_owe(rel, pr, pr->unacked >= (w + 3) / 4, now);
 }
 
+static bool ack_stale(const struct gm_rel *rel, const struct gm_peer *pr, uint32_t ack)
+{
+	return seq_diff(ack, pr->snd_nxt) > 0 || seq_diff(ack, pr->snd_una) < -(int32_t)rel->cfg.window;
+}
+
 void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t now)
 {
 	const uint8_t *gm = (const uint8_t *)frame + ETH_HLEN;
@@ -713,18 +720,39 @@ void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t no
 	pr = gm_peer_get(port, &src);
 	if (!pr)
 		return;
+	if (pr->has_old_session && h.session == pr->old_session) {
+		rel->st.dup_dropped++; /* sent before the peer restarted */
+		return;
+	}
 	if (pr->rx_known && h.session != pr->remote_session) {
 		/* The peer restarted: its old stream and ours to it are void. */
-		bool was_failed = pr->failed;
-
-		if (!was_failed)
+		if (!pr->failed)
 			fail_peer(rel, pr, -FI_ECONNRESET);
 		pr->failed = false;
 		pr->rx_known = false;
+		pr->old_session = pr->remote_session;
+		pr->has_old_session = true;
 		peer_reset_tx(pr);
 	}
 	if (pr->failed)
 		return;
+	if ((h.flags & GM_F_ACK) && ack_stale(rel, pr, h.ack)) {
+		/*
+		 * It acks a stream we never sent: it still talks to an
+		 * earlier incarnation of this port.  Drop, and answer with
+		 * an ack that shows our session, so it resets.
+		 */
+		rel->st.dup_dropped++;
+		if (h.type != GM_FT_ACK) {
+			if (!pr->rx_known) {
+				pr->rx_known = true;
+				pr->remote_session = h.session;
+				pr->rcv_nxt = h.session;
+			}
+			ack_owe(rel, pr, true, now);
+		}
+		return;
+	}
 	if (!pr->rx_known) {
 		pr->rx_known = true;
 		pr->remote_session = h.session;

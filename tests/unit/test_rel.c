@@ -1,0 +1,565 @@
+/*
+ * Reliability engine over a deterministic in-memory link that drops,
+ * duplicates, reorders and corrupts frames, with a simulated clock.
+ * Every message carries its index and a payload derived from it; the
+ * receiver checks order, exactly-once and every byte.
+ */
+#include <criterion/criterion.h>
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_errno.h>
+
+#include "gm_rel.h"
+
+#define WINDOW 32
+#define MTU 1500
+#define MAXQ 20000
+
+struct sim_frame {
+	uint64_t when;
+	int dst;
+	size_t len;
+	uint8_t data[MTU + 14];
+};
+
+struct fault {
+	unsigned drop, dup, reorder, corrupt; /* per mille */
+	bool dead;
+};
+
+struct node;
+
+struct sim {
+	uint64_t now, rng;
+	struct fault fault;
+	struct sim_frame *q[MAXQ];
+	unsigned nq;
+	struct node *nodes[2];
+	unsigned max_in_flight_seen;
+};
+
+struct node {
+	struct sim *sim;
+	int id;
+	struct gm_rel *rel;
+	struct gm_port *port;
+	struct gm_peer *peer; /* to the other node */
+	uint8_t mac[6];
+	/* receive side */
+	uint32_t next_expected;
+	uint64_t delivered, bytes_checked;
+	bool order_error;
+	/* send side */
+	uint32_t sent;
+	uint8_t *acked, *failed; /* per cookie: count */
+	unsigned peer_failed_calls;
+	int peer_failed_err;
+	int failed_err;
+};
+
+static uint64_t rnd(struct sim *s)
+{
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	return s->rng;
+}
+
+static bool chance(struct sim *s, unsigned per_mille)
+{
+	return per_mille && rnd(s) % 1000 < per_mille;
+}
+
+static void enqueue(struct sim *s, int dst, const void *data, size_t len, uint64_t delay)
+{
+	struct sim_frame *f;
+
+	cr_assert_lt(s->nq, MAXQ, "simulated link overflow");
+	f = malloc(sizeof(*f));
+	cr_assert_not_null(f);
+	f->when = s->now + delay;
+	f->dst = dst;
+	f->len = len;
+	memcpy(f->data, data, len);
+	s->q[s->nq++] = f;
+}
+
+static int sim_send(void *ctx, enum gm_class cls, const struct iovec *frames, unsigned n)
+{
+	struct node *nd = ctx;
+	struct sim *s = nd->sim;
+	/* Refuse part of a batch now and then: exercises the requeue path. */
+	unsigned take = n > 1 && chance(s, 20) ? n / 2 : n;
+
+	for (unsigned i = 0; i < take; i++) {
+		const uint8_t *f = frames[i].iov_base;
+		int dst = !memcmp(f, s->nodes[0]->mac, 6) ? 0 : 1;
+		uint64_t delay = 5;
+
+		cr_assert_leq(frames[i].iov_len, MTU + 14);
+		if (s->fault.dead || chance(s, s->fault.drop))
+			continue;
+		if (chance(s, s->fault.reorder))
+			delay += rnd(s) % 300;
+		enqueue(s, dst, f, frames[i].iov_len, delay);
+		if (chance(s, s->fault.corrupt)) {
+			struct sim_frame *c = s->q[s->nq - 1];
+			c->data[rnd(s) % c->len] ^= (uint8_t)(1 + rnd(s) % 255);
+		}
+		if (chance(s, s->fault.dup))
+			enqueue(s, dst, f, frames[i].iov_len, delay + rnd(s) % 100);
+	}
+	return (int)take;
+}
+
+static uint8_t pattern(uint32_t idx, size_t j)
+{
+	return (uint8_t)(idx * 31u + j * 7u + (j >> 8));
+}
+
+static size_t msg_len(uint32_t idx)
+{
+	return (idx * 7919u) % (MTU - 32 - 32 + 1);
+}
+
+static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
+{
+	struct node *nd = ctx;
+	struct gm_msg_hdr m;
+	const uint8_t *p;
+
+	cr_assert_eq(f->hdr->type, GM_FT_EAGER);
+	cr_assert_geq(f->body_len, sizeof(m));
+	gm_msg_hdr_decode(f->body, &m);
+	if (m.msg_id != nd->next_expected)
+		nd->order_error = true;
+	cr_assert_eq(m.msg_id, nd->next_expected, "node %d got message %u, expected %u", nd->id,
+		     m.msg_id, nd->next_expected);
+	cr_assert_eq(f->body_len - sizeof(m), msg_len(m.msg_id));
+	cr_assert_eq(m.msg_len, msg_len(m.msg_id));
+	p = (const uint8_t *)f->body + sizeof(m);
+	for (size_t j = 0; j < msg_len(m.msg_id); j++)
+		cr_assert_eq(p[j], pattern(m.msg_id, j), "message %u byte %zu corrupt", m.msg_id, j);
+	nd->bytes_checked += msg_len(m.msg_id);
+	nd->next_expected++;
+	nd->delivered++;
+	if (!nd->peer)
+		nd->peer = peer;
+}
+
+static void on_acked(void *ctx, struct gm_peer *peer, void *cookie)
+{
+	struct node *nd = ctx;
+	uintptr_t c = (uintptr_t)cookie;
+
+	cr_assert(c >= 1 && c <= nd->sent);
+	nd->acked[c - 1]++;
+	cr_assert_eq(nd->acked[c - 1], 1, "cookie %lu acked twice", (unsigned long)c);
+	cr_assert_eq(nd->failed[c - 1], 0);
+}
+
+static void on_failed_frame(void *ctx, struct gm_peer *peer, void *cookie, int err)
+{
+	struct node *nd = ctx;
+	uintptr_t c = (uintptr_t)cookie;
+
+	cr_assert(c >= 1 && c <= nd->sent);
+	nd->failed[c - 1]++;
+	nd->failed_err = err;
+	cr_assert_eq(nd->failed[c - 1], 1);
+	cr_assert_eq(nd->acked[c - 1], 0);
+	cr_assert_eq(gm_peer_send(peer, GM_FT_EAGER, NULL, 0, NULL, 0, NULL), -FI_EIO);
+}
+
+static void on_peer_failed(void *ctx, struct gm_peer *peer, int err)
+{
+	struct node *nd = ctx;
+
+	nd->peer_failed_calls++;
+	nd->peer_failed_err = err;
+}
+
+static const struct gm_port_ops ops = {
+	.recv = on_recv,
+	.acked = on_acked,
+	.failed_frame = on_failed_frame,
+	.peer_failed = on_peer_failed,
+};
+
+static const uint16_t PORT[2] = {100, 200};
+
+static void node_open_port(struct node *nd, uint32_t session, uint32_t key)
+{
+	cr_assert_eq(gm_rel_port_open(nd->rel, PORT[nd->id], GM_CLASS_HIGH, key, session, &ops, nd,
+				      &nd->port), 0);
+	nd->peer = NULL;
+	nd->next_expected = 0;
+}
+
+static void node_init(struct sim *s, struct node *nd, int id, uint32_t session, size_t nmsg)
+{
+	struct gm_rel_cfg cfg = {
+		.mac = {0x02, 0, 0, 0, 0, (uint8_t)(0x0a + id)},
+		.ethertype = GM_ETHERTYPE_DEFAULT,
+		.dq = true,
+		.low_share = 4,
+		.window = WINDOW,
+		.rto_us = 1000,
+		.peer_timeout_ms = 200,
+		.max_frame = MTU,
+		.max_bufs = 4 * WINDOW,
+	};
+	struct gm_rel_link link = {.send = sim_send, .ctx = nd};
+
+	memset(nd, 0, sizeof(*nd));
+	nd->sim = s;
+	nd->id = id;
+	memcpy(nd->mac, cfg.mac, 6);
+	cr_assert_eq(gm_rel_create(&cfg, &link, &nd->rel), 0);
+	nd->acked = calloc(nmsg + 1, 1);
+	nd->failed = calloc(nmsg + 1, 1);
+	s->nodes[id] = nd;
+	node_open_port(nd, session, 0xC0FFEE);
+}
+
+static struct gm_peer *peer_to(struct node *nd, struct node *other)
+{
+	struct gm_addr a;
+
+	memcpy(a.mac, other->mac, 6);
+	a.port = PORT[other->id];
+	return gm_peer_get(nd->port, &a);
+}
+
+/* Try to send message nd->sent; true if it was queued. */
+static bool try_send(struct node *nd, struct gm_peer *pr)
+{
+	uint32_t idx = nd->sent;
+	struct gm_msg_hdr m = {.msg_id = idx, .msg_len = msg_len(idx)};
+	uint8_t th[sizeof(m)], payload[MTU];
+	struct iovec iov[2];
+	size_t len = msg_len(idx), half = len / 3;
+	int rc;
+
+	if (!gm_peer_can_send(pr))
+		return false;
+	for (size_t j = 0; j < len; j++)
+		payload[j] = pattern(idx, j);
+	gm_msg_hdr_encode(th, &m);
+	iov[0] = (struct iovec){payload, half};
+	iov[1] = (struct iovec){payload + half, len - half};
+	rc = gm_peer_send(pr, GM_FT_EAGER, th, sizeof(th), iov, 2, (void *)(uintptr_t)(idx + 1));
+	if (rc == -FI_EAGAIN)
+		return false;
+	cr_assert_eq(rc, 0);
+	nd->sent++;
+	cr_assert_leq(gm_rel_peer_in_flight(pr), WINDOW, "window exceeded");
+	return true;
+}
+
+/* Deliver due frames, flush both engines, advance the clock 10 us. */
+static void step(struct sim *s)
+{
+	for (unsigned i = 0; i < s->nq;) {
+		struct sim_frame *f = s->q[i];
+
+		if (f->when > s->now) {
+			i++;
+			continue;
+		}
+		s->q[i] = s->q[--s->nq];
+		gm_rel_input(s->nodes[f->dst]->rel, f->data, f->len, s->now);
+		free(f);
+	}
+	for (int n = 0; n < 2; n++)
+		gm_rel_flush(s->nodes[n]->rel, s->now);
+	s->now += 10;
+}
+
+static void sim_free(struct sim *s)
+{
+	for (unsigned i = 0; i < s->nq; i++)
+		free(s->q[i]);
+	for (int n = 0; n < 2; n++) {
+		gm_rel_destroy(s->nodes[n]->rel);
+		free(s->nodes[n]->acked);
+		free(s->nodes[n]->failed);
+	}
+}
+
+static unsigned count(const uint8_t *v, size_t n)
+{
+	unsigned c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		c += v[i];
+	return c;
+}
+
+/* Stream nmsg messages a->b (and b->a if both), until all are acked. */
+static void run_stream(struct fault f, uint32_t sess_a, uint32_t sess_b, uint32_t nmsg, bool both)
+{
+	struct sim s = {.rng = 0x9E3779B97F4A7C15ull, .fault = f};
+	struct node a, b;
+	struct gm_peer *pa, *pb;
+	uint64_t steps = 0;
+
+	node_init(&s, &a, 0, sess_a, nmsg);
+	node_init(&s, &b, 1, sess_b, nmsg);
+	pa = peer_to(&a, &b);
+	pb = peer_to(&b, &a);
+	while (count(a.acked, nmsg) < nmsg || (both && count(b.acked, nmsg) < nmsg)) {
+		while (a.sent < nmsg && try_send(&a, pa))
+			;
+		while (both && b.sent < nmsg && try_send(&b, pb))
+			;
+		step(&s);
+		cr_assert_lt(++steps, 2000000, "no progress: a acked %u/%u, b delivered %lu",
+			     count(a.acked, nmsg), nmsg, b.delivered);
+	}
+	cr_assert_eq(b.delivered, nmsg);
+	cr_assert_eq(count(a.failed, nmsg), 0);
+	cr_assert_eq(a.peer_failed_calls + b.peer_failed_calls, 0);
+	if (both) {
+		cr_assert_eq(a.delivered, nmsg);
+		cr_assert_eq(count(b.failed, nmsg), 0);
+	}
+	if (f.drop || f.corrupt) {
+		struct gm_net_stats *sa = gm_rel_stats(a.rel), *sb = gm_rel_stats(b.rel);
+
+		cr_assert_gt(sa->retransmits, 0);
+		if (f.corrupt)
+			cr_assert_gt(sa->bad_csum + sb->bad_csum + sa->bad_hdr + sb->bad_hdr +
+					     sa->bad_port + sb->bad_port + sa->bad_key + sb->bad_key +
+					     sa->bad_version + sb->bad_version,
+				     0);
+		if (f.dup)
+			cr_assert_gt(sb->dup_dropped, 0);
+		if (f.reorder)
+			cr_assert_gt(sb->ooo_buffered, 0);
+	}
+	sim_free(&s);
+}
+
+Test(rel, clean_stream_in_order_exactly_once)
+{
+	run_stream((struct fault){0}, 12345, 67890, 3000, false);
+}
+
+Test(rel, clean_stream_sends_few_explicit_acks)
+{
+	struct sim s = {.rng = 1};
+	struct node a, b;
+	struct gm_peer *pa, *pb;
+
+	node_init(&s, &a, 0, 1, 100);
+	node_init(&s, &b, 1, 2, 100);
+	pa = peer_to(&a, &b);
+	pb = peer_to(&b, &a);
+	/* Ping-pong: every ack rides on the reply, no ACK frames at all. */
+	for (int i = 0; i < 100; i++) {
+		cr_assert(try_send(&a, pa));
+		while (b.delivered < (uint64_t)i + 1)
+			step(&s);
+		cr_assert(try_send(&b, pb));
+		while (a.delivered < (uint64_t)i + 1)
+			step(&s);
+	}
+	cr_assert_eq(gm_rel_stats(b.rel)->acks_sent, 0);
+	cr_assert_eq(gm_rel_stats(a.rel)->acks_sent, 0);
+	cr_assert_eq(count(a.acked, 100), 100);
+	cr_assert_eq(count(b.acked, 99), 99);
+	sim_free(&s);
+}
+
+Test(rel, lossy_link_delivers_everything)
+{
+	run_stream((struct fault){.drop = 100, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8, 5000,
+		   false);
+}
+
+Test(rel, lossy_link_both_directions)
+{
+	run_stream((struct fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 10}, 0xABCDEF01,
+		   0x10FEDCBA, 3000, true);
+}
+
+Test(rel, sequence_wraparound)
+{
+	/* Streams start at their session: both cross 2^32 early on. */
+	run_stream((struct fault){.drop = 50, .dup = 30, .reorder = 200, .corrupt = 10}, 0xFFFFFF00u,
+		   0xFFFFFFF0u, 3000, true);
+}
+
+Test(rel, dead_link_fails_peer_and_every_outstanding_frame)
+{
+	struct sim s = {.rng = 42};
+	struct node a, b;
+	struct gm_peer *pa;
+	unsigned acked, failed;
+
+	node_init(&s, &a, 0, 1000, 500);
+	node_init(&s, &b, 1, 2000, 500);
+	pa = peer_to(&a, &b);
+	while (a.sent < 200) {
+		try_send(&a, pa);
+		step(&s);
+	}
+	s.fault.dead = true;
+	while (try_send(&a, pa))
+		;
+	cr_assert_gt(gm_rel_peer_in_flight(pa), 0);
+	/* peer_timeout 200 ms: nothing before, everything by 2x that. */
+	for (uint64_t t0 = s.now; s.now < t0 + 150000;)
+		step(&s);
+	cr_assert_eq(a.peer_failed_calls, 0);
+	for (uint64_t t0 = s.now; s.now < t0 + 300000;)
+		step(&s);
+	cr_assert_eq(a.peer_failed_calls, 1);
+	cr_assert_eq(a.peer_failed_err, -FI_EIO);
+	cr_assert_eq(a.failed_err, -FI_EIO);
+	acked = count(a.acked, a.sent);
+	failed = count(a.failed, a.sent);
+	cr_assert_gt(failed, 0);
+	cr_assert_eq(acked + failed, a.sent, "every cookie completes once: %u + %u != %u", acked,
+		     failed, a.sent);
+	cr_assert(gm_rel_peer_failed(pa));
+	cr_assert_not(gm_peer_can_send(pa));
+	cr_assert_eq(gm_peer_send(pa, GM_FT_EAGER, NULL, 0, NULL, 0, NULL), -FI_EIO);
+	cr_assert_eq(gm_rel_stats(a.rel)->peers_failed, 1);
+	cr_assert_gt(gm_rel_stats(a.rel)->timeouts, 1);
+	sim_free(&s);
+}
+
+Test(rel, peer_restart_fails_old_state_and_starts_fresh)
+{
+	struct sim s = {.rng = 7, .fault = {.drop = 30, .reorder = 100}};
+	struct node a, b;
+	struct gm_peer *pa;
+	unsigned before;
+
+	node_init(&s, &a, 0, 1000, 2000);
+	node_init(&s, &b, 1, 2000, 2000);
+	pa = peer_to(&a, &b);
+	while (a.sent < 300) {
+		try_send(&a, pa);
+		step(&s);
+	}
+	while (try_send(&a, pa))
+		;
+	/* b restarts: same port, new session, no memory of a. */
+	gm_rel_port_close(b.port);
+	node_open_port(&b, 0x5E55, 0xC0FFEE);
+	before = a.sent;
+	for (int i = 0; i < 2000 && !a.peer_failed_calls; i++)
+		step(&s);
+	cr_assert_eq(a.peer_failed_calls, 1);
+	cr_assert_eq(a.peer_failed_err, -FI_ECONNRESET);
+	cr_assert_eq(count(a.acked, before) + count(a.failed, before), before);
+	/* The same gm_peer works again; b sees a fresh stream. */
+	cr_assert_not(gm_rel_peer_failed(pa));
+	b.next_expected = a.sent;
+	b.delivered = 0;
+	while (count(a.acked, a.sent + 1) + count(a.failed, a.sent + 1) < before + 500) {
+		if (a.sent < before + 500)
+			try_send(&a, pa);
+		step(&s);
+		cr_assert_lt(s.now, 100000000);
+	}
+	cr_assert_eq(b.delivered, 500, "b got %lu of the 500 new messages", b.delivered);
+	cr_assert_eq(a.peer_failed_calls, 1);
+	sim_free(&s);
+}
+
+/* Craft frames by hand to a's port: each must be counted and dropped. */
+static void craft(uint8_t *f, size_t *len, uint16_t dst_port, uint32_t key, uint8_t version)
+{
+	struct gm_hdr h = {
+		.version = version,
+		.type = GM_FT_EAGER,
+		.flags = GM_F_SEQ,
+		.dst_port = dst_port,
+		.src_port = 200,
+		.key = key,
+		.session = 77,
+		.seq = 77,
+		.len = 32,
+		.wnd = 8,
+	};
+	struct gm_msg_hdr m = {.msg_id = 0, .msg_len = 0};
+
+	memset(f, 0, 14 + 32 + 32);
+	memcpy(f, (uint8_t[]){0x02, 0, 0, 0, 0, 0x0a}, 6);
+	memcpy(f + 6, (uint8_t[]){0x02, 0, 0, 0, 0, 0x0b}, 6);
+	f[12] = 0x88;
+	f[13] = 0xB5;
+	gm_hdr_encode(f + 14, &h);
+	gm_msg_hdr_encode(f + 14 + 32, &m);
+	gm_frame_seal(f + 14, 32 + 32);
+	*len = 14 + 32 + 32;
+}
+
+Test(rel, malformed_frames_are_counted_and_dropped)
+{
+	struct sim s = {.rng = 3};
+	struct node a, b;
+	struct gm_net_stats *st;
+	uint8_t f[256];
+	size_t len;
+
+	node_init(&s, &a, 0, 1, 10);
+	node_init(&s, &b, 1, 2, 10);
+	st = gm_rel_stats(a.rel);
+
+	craft(f, &len, 100, 0xC0FFEE, GM_WIRE_VERSION);
+	for (size_t cut = 0; cut < len; cut++) /* every truncation */
+		gm_rel_input(a.rel, f, cut, 0);
+	cr_assert_eq(st->bad_hdr + st->bad_csum, len);
+	cr_assert_gt(st->bad_hdr, 0);
+
+	craft(f, &len, 100, 0xC0FFEE, 2);
+	gm_rel_input(a.rel, f, len, 0);
+	cr_assert_eq(st->bad_version, 1);
+
+	craft(f, &len, 100, 0xC0FFEE, GM_WIRE_VERSION);
+	f[14 + 32 + 3] ^= 0x10;
+	gm_rel_input(a.rel, f, len, 0);
+	cr_assert_eq(st->bad_csum, 1 + 0);
+
+	craft(f, &len, 101, 0xC0FFEE, GM_WIRE_VERSION);
+	gm_rel_input(a.rel, f, len, 0);
+	cr_assert_eq(st->bad_port, 1);
+
+	craft(f, &len, 100, 0xBAD, GM_WIRE_VERSION);
+	gm_rel_input(a.rel, f, len, 0);
+	cr_assert_eq(st->bad_key, 1);
+
+	/* Sequenced type without GM_F_SEQ, resealed: a bad header. */
+	craft(f, &len, 100, 0xC0FFEE, GM_WIRE_VERSION);
+	f[14 + 2] = 0;
+	gm_frame_seal(f + 14, len - 14);
+	gm_rel_input(a.rel, f, len, 0);
+	cr_assert_eq(a.delivered, 0);
+
+	/* Random garbage: never delivered, never crashes. */
+	for (int i = 0; i < 20000; i++) {
+		size_t n = rnd(&s) % sizeof(f);
+
+		craft(f, &len, 100, 0xC0FFEE, GM_WIRE_VERSION);
+		for (int k = 0; k < 3; k++)
+			f[14 + rnd(&s) % 32] = (uint8_t)rnd(&s);
+		gm_rel_input(a.rel, f, n, 0);
+	}
+	cr_assert_eq(a.delivered, 0);
+
+	/* And the intact frame goes through, once. */
+	craft(f, &len, 100, 0xC0FFEE, GM_WIRE_VERSION);
+	gm_rel_input(a.rel, f, len, 0);
+	gm_rel_input(a.rel, f, len, 0);
+	cr_assert_eq(a.delivered, 1);
+	cr_assert_eq(st->dup_dropped, 1);
+	sim_free(&s);
+}
