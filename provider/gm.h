@@ -150,6 +150,7 @@ struct gm_tx {
 	uint8_t first_type; /* EAGER, START, RTS; CTS for internal control frames */
 	bool first_sent;
 	bool internal; /* protocol frame of our own: no completion */
+	bool reported; /* completion written; freed once every frame is acked */
 	unsigned unacked;
 	int err;
 	enum gm_tx_state state;

@@ -10,23 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-static void print_stats(struct gm_domain *dom)
-{
-	struct gm_net_stats s;
-
-	gm_net_get_stats(dom->net, &s);
-	fprintf(stderr,
-		"gamma[%d] %s: tx %lu frames %lu bytes (high %lu low %lu), rx %lu frames %lu bytes; "
-		"retransmits %lu (fast %lu), timeouts %lu, duplicates %lu, out-of-order %lu, "
-		"acks sent %lu rcvd %lu; dropped: bad csum %lu, bad header %lu, bad version %lu, "
-		"bad port %lu, bad key %lu, ring full %lu; peers failed %lu\n",
-		(int)getpid(), dom->ifname, s.tx_frames, s.tx_bytes, s.tx_high, s.tx_low, s.rx_frames,
-		s.rx_bytes, s.retransmits, s.fast_retransmits, s.timeouts, s.dup_dropped,
-		s.ooo_buffered, s.acks_sent, s.acks_rcvd, s.bad_csum, s.bad_hdr, s.bad_version,
-		s.bad_port, s.bad_key, s.ring_full_drops, s.peers_failed);
-}
 
 static int gm_domain_close(struct fid *fid)
 {
@@ -34,8 +17,6 @@ static int gm_domain_close(struct fid *fid)
 
 	if (dom->refs)
 		return -FI_EBUSY;
-	if (gm_params.stats)
-		print_stats(dom);
 	gm_net_close(dom->net);
 	pthread_mutex_destroy(&dom->lock);
 	free(dom);

@@ -64,37 +64,44 @@ static fi_addr_t conn_src(struct gm_conn *conn)
 
 /* ---- send side ---- */
 
-static void tx_complete(struct gm_tx *tx)
+static void tx_report(struct gm_tx *tx)
 {
 	struct gm_ep *ep = tx->ep;
 	uint64_t cflags = tx->flags & (FI_SEND | FI_MSG | FI_TAGGED);
 
-	if (!tx->internal) {
-		if (tx->err) {
-			if (ep->tx_cq)
-				gm_cq_write_err(ep->tx_cq, tx->context, cflags, 0, NULL, 0, tx->tag, 0,
-						tx->err);
-			gm_cntr_inc_err(ep->send_cntr);
-		} else {
-			if (ep->tx_cq && !(tx->flags & FI_INJECT) &&
-			    want_completion(ep->tx_selective, tx->flags))
-				gm_cq_write(ep->tx_cq, tx->context, cflags, 0, NULL, 0, 0,
-					    FI_ADDR_NOTAVAIL);
-			gm_cntr_inc(ep->send_cntr);
-		}
+	tx->reported = true;
+	if (tx->internal)
+		return;
+	if (tx->err) {
+		if (ep->tx_cq)
+			gm_cq_write_err(ep->tx_cq, tx->context, cflags, 0, NULL, 0, tx->tag, 0, tx->err);
+		gm_cntr_inc_err(ep->send_cntr);
+		return;
 	}
-	free(tx);
+	if (ep->tx_cq && !(tx->flags & FI_INJECT) && want_completion(ep->tx_selective, tx->flags))
+		gm_cq_write(ep->tx_cq, tx->context, cflags, 0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
+	gm_cntr_inc(ep->send_cntr);
 }
 
 /*
- * Done when every frame is out and acknowledged.  A send still queued or
- * waiting for its CTS when its peer fails is finished by port_peer_failed,
- * which the net calls after failing each frame.
+ * Once every frame of a send sits in the net's retransmit buffers, the
+ * user's buffer is free: that is when the send completes, unless the
+ * caller asked for FI_TRANSMIT_COMPLETE or FI_DELIVERY_COMPLETE, which
+ * wait for the peer's acknowledgement.  The tx itself lives until every
+ * frame is acknowledged (or failed), since the net holds it as a cookie.
+ * A send still queued or waiting for its CTS when its peer fails is
+ * finished by port_peer_failed, which the net calls after failing each
+ * frame.
  */
 static void tx_maybe_complete(struct gm_tx *tx)
 {
-	if (!tx->unacked && tx->state == GM_TX_SENT)
-		tx_complete(tx);
+	if (tx->state != GM_TX_SENT)
+		return;
+	if (!tx->reported &&
+	    (!tx->unacked || !(tx->flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE))))
+		tx_report(tx);
+	if (!tx->unacked)
+		free(tx);
 }
 
 static size_t iov_slice(const struct iovec *iov, size_t cnt, uint64_t off, size_t len,
