@@ -137,6 +137,8 @@ static int run(struct pp_opts *o, struct pp_fab *f, int *fdp)
 
 	struct pp_bench b;
 	int r = pp_bench_init(&b, f, o);
+	if (!r)
+		r = pp_connect_warmup(&b);
 	if (!r && !o->server) {
 		struct fi_info *i = f->info;
 		pp_report_note(o->csv,

@@ -109,10 +109,11 @@ static int verify(struct pp_bench *b, const struct pp_pattern *pat, const char *
 	return 0;
 }
 
-int pp_lat(struct pp_bench *b, uint32_t size, double *usec)
+static int lat_loop(struct pp_bench *b, uint32_t size, uint32_t warmup, uint32_t iters,
+		    double *usec)
 {
 	struct pp_fab *f = b->f;
-	uint32_t total = b->p->warmup + b->p->iters;
+	uint32_t total = warmup + iters;
 	struct pp_op *rop = &b->ops[0], *sop = &b->ops[1];
 	struct pp_op *both[2] = {rop, sop};
 	double t0 = pp_now();
@@ -123,7 +124,7 @@ int pp_lat(struct pp_bench *b, uint32_t size, double *usec)
 		return -1;
 	for (uint32_t i = 0; i < total; i++) {
 		uint64_t ping = 2 * (uint64_t)i, pong = ping + 1;
-		if (i == b->p->warmup)
+		if (i == warmup)
 			t0 = pp_now();
 		if (b->server) {
 			if (pp_wait1(f, rop, "a ping") ||
@@ -143,8 +144,19 @@ int pp_lat(struct pp_bench *b, uint32_t size, double *usec)
 				return -1;
 		}
 	}
-	*usec = (pp_now() - t0) / b->p->iters / 2 * 1e6;
+	*usec = (pp_now() - t0) / iters / 2 * 1e6;
 	return 0;
+}
+
+int pp_lat(struct pp_bench *b, uint32_t size, double *usec)
+{
+	return lat_loop(b, size, b->p->warmup, b->p->iters, usec);
+}
+
+int pp_connect_warmup(struct pp_bench *b)
+{
+	double ignored;
+	return lat_loop(b, 8, 0, 16, &ignored);
 }
 
 static int post_window(struct pp_bench *b, uint32_t size, uint32_t window, uint64_t k)

@@ -35,9 +35,10 @@ static void explain_no_info(const struct pp_opts *o, const char *domain, int ret
 	fi_freeinfo(any);
 	if (r) {
 		const char *path = getenv("FI_PROVIDER_PATH");
-		pp_err("libfabric has no provider '%s' (FI_PROVIDER_PATH=%s): for gamma, source "
-		       "tools/gamma-env.sh after make, or make install; 'fi_info -l' lists providers",
-		       o->provider, path ? path : "unset");
+		pp_err("libfabric lists no provider '%s' ('fi_info -p %s' is empty; FI_PROVIDER_PATH=%s): "
+		       "source tools/gamma-env.sh after make, or make install; "
+		       "'fi_info -l' lists the providers libfabric loaded",
+		       o->provider, o->provider, path ? path : "unset");
 	} else if (domain) {
 		pp_err("provider '%s' offers no FI_EP_RDM endpoint with FI_MSG|FI_TAGGED on "
 		       "interface '%s' (does it have an address? 'fi_info -p %s' lists domains): %s",
@@ -71,6 +72,30 @@ static int get_info(struct pp_fab *f, const struct pp_opts *o)
 	fi_freeinfo(hints);
 	if (r) {
 		explain_no_info(o, domain, r);
+		return -1;
+	}
+	/* Socket providers list one fabric per address of the interface, the IPv6
+	 * link-local one included: both sides must pick the same family, and IPv4
+	 * is the one a control channel address names. */
+	struct fi_info *chosen = f->info, *before = NULL;
+	for (struct fi_info *i = f->info, *prev = NULL; i; prev = i, i = i->next)
+		if (i->addr_format == FI_SOCKADDR_IN) {
+			chosen = i;
+			before = prev;
+			break;
+		}
+	struct fi_info *rest = before ? f->info : chosen->next;
+	if (before)
+		before->next = chosen->next;
+	chosen->next = NULL;
+	fi_freeinfo(rest);
+	f->info = chosen;
+	/* Some providers fall back to another domain (e.g. lo) when the named one is
+	 * not usable yet: a silent fallback would send the peer a useless address. */
+	if (domain && strcmp(chosen->domain_attr->name, domain)) {
+		pp_err("provider '%s' offers domain '%s' but not interface '%s' (is it up, with "
+		       "carrier and an address?)",
+		       o->provider, chosen->domain_attr->name, domain);
 		return -1;
 	}
 	return 0;
@@ -170,6 +195,12 @@ int pp_fab_insert_peer(struct pp_fab *f, const void *buf, uint32_t len)
 		n = ntohl(n);
 		if (off + 4 + n > len)
 			goto short_names;
+		if (getenv("PP_DEBUG_ADDR")) {
+			char str[128];
+			size_t sl = sizeof(str);
+			fprintf(stderr, "peer endpoint %d: %s\n", i,
+				fi_av_straddr(f->av, p + off + 4, str, &sl));
+		}
 		int r = fi_av_insert(f->av, p + off + 4, 1, &f->peer[i], 0, NULL);
 		if (r != 1) {
 			pp_err("fi_av_insert of the peer's endpoint %d: %s", i,
