@@ -84,13 +84,17 @@ static int query_iface(struct gm_link *l)
 		rc = -errno;
 		goto out;
 	}
-	if (!(ifr.ifr_flags & IFF_UP) || !(ifr.ifr_flags & IFF_RUNNING)) {
-		GM_WARN(FI_LOG_CORE,
-			"interface %s is down (or has no carrier); bring it up: ip link set %s up\n",
+	if (!(ifr.ifr_flags & IFF_UP)) {
+		GM_WARN(FI_LOG_CORE, "interface %s is down; bring it up: ip link set %s up\n",
 			l->ifname, l->ifname);
 		rc = -FI_ENETDOWN;
 		goto out;
 	}
+	/* No carrier yet (a veth needs a moment after both ends are up):
+	 * frames sent meanwhile are lost and retransmitted, so carry on. */
+	if (!(ifr.ifr_flags & IFF_RUNNING))
+		GM_WARN(FI_LOG_CORE, "interface %s has no carrier (yet); frames wait for it\n",
+			l->ifname);
 	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0) {
 		rc = -errno;
 		goto out;

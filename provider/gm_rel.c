@@ -790,13 +790,23 @@ static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, ui
 		return;
 	}
 	if (now >= pr->rto_deadline) {
+		/*
+		 * Resend only the oldest unacked frame.  Its answer (an
+		 * immediate ack with the SACK bitmap, since a duplicate or a
+		 * gap is acked at once) tells which others are missing, and
+		 * those go out by fast retransmit; resending the whole window
+		 * would mostly duplicate frames a slow receiver already holds.
+		 */
+		bool probed = false;
+
 		rel->st.timeouts++;
 		for (uint32_t s = pr->snd_una; s != pr->snd_nxt; s++) {
 			struct gm_buf *b = pr->txw[s % w];
 
-			if (b->sent && !b->sacked) {
-				b->fast_done = false;
+			b->fast_done = false;
+			if (!probed && b->sent && !b->sacked) {
 				retransmit(rel, b);
+				probed = true;
 			}
 		}
 		pr->rto_us = pr->rto_us * 2 > rel->rto_cap_us ? rel->rto_cap_us : pr->rto_us * 2;
