@@ -218,6 +218,7 @@ struct gm_ep {
 	struct gm_list posted[2];     /* [0] untagged, [1] tagged receives */
 	struct gm_list unexpected[2];
 	struct gm_list rndv_rx;       /* receives pulling a rendezvous message */
+	size_t ux_unresolved;         /* unexpected messages whose sender is not in the AV */
 	uint32_t next_recv_id;
 };
 
