@@ -9,10 +9,11 @@
  *
  * Transmit: sendmmsg(), one syscall per batch and class, straight from the
  * reliability layer's buffers (which hold every frame until acked anyway).
- * Measured against a PACKET_TX_RING on veth, see the report in git history:
- * the ring saves no syscall over a batched sendmmsg, adds a copy into the
- * ring and a slot-reclaim protocol, and pins ring memory per socket; so the
- * simpler path won.  PACKET_QDISC_BYPASS is deliberately not set: the tc
+ * A PACKET_TX_RING would also need one send() per batch, but adds a copy
+ * into the ring, a slot-reclaim protocol (slots come back only when the skb
+ * is freed) and pinned ring memory per class socket; it was not built, so
+ * it is not measured against this (see the commit log for the numbers this
+ * path gives).  PACKET_QDISC_BYPASS is deliberately not set: the tc
  * double-queue classifier must see our frames.
  *
  * Local communication: frames to our own MAC never come back from the

@@ -883,7 +883,7 @@ static void build_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *f)
 	gm_hdr_encode(gm, &(struct gm_hdr){
 		.version = GM_WIRE_VERSION,
 		.type = GM_FT_ACK,
-		.flags = pr->port->cls == GM_CLASS_LOW ? GM_F_LOW : 0,
+		.flags = 0, /* acks are high class: they unblock senders */
 		.dst_port = pr->addr.port,
 		.src_port = pr->port->num,
 		.key = pr->port->key,

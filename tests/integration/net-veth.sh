@@ -5,7 +5,7 @@
 # waits until every one is acknowledged.  Runs: clean at MTU 1500 and 9000;
 # under loss/reorder/duplicate/corrupt (eBPF at tc egress, see run_faults); a killed receiver (the sender's
 # outstanding frames must fail with -FI_EIO); two processes on the same
-# interface (local communication through PACKET_OUTGOING).
+# interface (local communication through PACKET_OUTGOING, low class).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${GM_NETTEST:-$here/../tools/gm-nettest}
@@ -148,12 +148,13 @@ grep "^OK" "$tmp/kill.send.log"
 
 # Local communication: both processes on the same interface.
 start_recv "$A" "$VA" 7 "$tmp/local.recv.log" -n 20000 -t 50
-ip netns exec "$A" timeout 60 "$bin" send -i "$VA" -p 9 -d "$MACA/7" -n 20000 -t 50 \
+ip netns exec "$A" timeout 60 "$bin" send -i "$VA" -p 9 -d "$MACA/7" -n 20000 -t 50 -L \
 	>"$tmp/local.send.log" 2>&1 || fail "local: sender: $(cat "$tmp/local.send.log")"
 wait "$rpid" || fail "local: receiver: $(cat "$tmp/local.recv.log")"
 grep "^OK" "$tmp/local.recv.log"
 grep "^OK" "$tmp/local.send.log"
 grep -q "dup 0," "$tmp/local.recv.log" || fail "local: duplicates seen (frames received twice)"
+grep -q "(high 0 low [1-9]" "$tmp/local.send.log" || fail "local: -L sender did not send low class"
 
 # A busy port is refused.
 start_recv "$A" "$VA" 7 "$tmp/busy.recv.log" -n 1 -t 5
