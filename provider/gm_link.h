@@ -17,12 +17,11 @@
 
 /* SO_PRIORITY of each class: with the stock priomap, band 0 and band 2. */
 #define GM_PRIO_HIGH 6
-#define GM_PRIO_LOW 2
+#define GM_PRIO_LOW  2
 
 struct gm_link;
 
-int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb,
-		 struct gm_link **out);
+int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb, struct gm_link **out);
 void gm_link_close(struct gm_link *l);
 void gm_link_mac(const struct gm_link *l, uint8_t mac[6]);
 size_t gm_link_mtu(const struct gm_link *l);

@@ -11,11 +11,11 @@
 
 #include "gm_dq.h"
 
-#define ETH_HLEN GM_ETH_HLEN
-#define HDR_LEN sizeof(struct gm_hdr)
-#define PEER_BUCKETS 256
-#define BATCH 64
-#define POOL_CHUNK 64
+#define ETH_HLEN       GM_ETH_HLEN
+#define HDR_LEN        sizeof(struct gm_hdr)
+#define PEER_BUCKETS   256
+#define BATCH          64
+#define POOL_CHUNK     64
 #define POOL_BYTES_CAP (64u << 20)
 /*
  * Delayed acks.  A receiver that got sequenced frames owes an ack, but the
@@ -28,7 +28,7 @@
  * duplicates are acked at once (with the SACK bitmap) so the sender can
  * retransmit fast.
  */
-#define ACK_DELAY_US 20
+#define ACK_DELAY_US        20
 #define FAST_RETX_DUPTHRESH 3
 
 struct gm_buf {
@@ -38,7 +38,7 @@ struct gm_buf {
 	void *cookie;
 	uint64_t tx_time;
 	uint32_t seq;
-	uint32_t len;          /* bytes from the Ethernet header on */
+	uint32_t len; /* bytes from the Ethernet header on */
 	bool sent, sacked, fast_done;
 	uint8_t data[] __attribute__((aligned(16)));
 };
@@ -46,9 +46,9 @@ struct gm_buf {
 struct gm_peer {
 	struct gm_addr addr;
 	struct gm_port *port;
-	struct gm_peer *hnext;          /* hash chain */
-	struct gm_peer *pnext, *pprev;  /* the port's peer list */
-	struct gm_peer *ack_next;       /* owes an ack */
+	struct gm_peer *hnext;         /* hash chain */
+	struct gm_peer *pnext, *pprev; /* the port's peer list */
+	struct gm_peer *ack_next;      /* owes an ack */
 	void *ctx;
 	bool failed, ack_listed, ack_now;
 
@@ -56,19 +56,19 @@ struct gm_peer {
 	uint32_t snd_una, snd_nxt;
 	unsigned peer_wnd;
 	unsigned rto_us;
-	uint64_t rto_deadline;   /* 0: nothing in flight */
+	uint64_t rto_deadline; /* 0: nothing in flight */
 	uint64_t last_progress;
-	struct gm_buf **txw;     /* [seq % window] */
+	struct gm_buf **txw; /* [seq % window] */
 
 	/* receive side */
 	bool rx_known;
 	uint32_t remote_session;
-	uint32_t old_session;    /* its previous incarnation: stragglers are dropped */
+	uint32_t old_session; /* its previous incarnation: stragglers are dropped */
 	bool has_old_session;
 	uint32_t rcv_nxt;
 	unsigned unacked;
 	uint64_t ack_deadline;
-	struct gm_buf **rxw;     /* out-of-order frames, [seq % window] */
+	struct gm_buf **rxw; /* out-of-order frames, [seq % window] */
 };
 
 struct gm_port {
@@ -163,8 +163,7 @@ static size_t pool_avail(const struct gm_rel *rel)
 
 /* ---- engine ---- */
 
-int gm_rel_create(const struct gm_rel_cfg *cfg, const struct gm_rel_link *link,
-		  struct gm_rel **out)
+int gm_rel_create(const struct gm_rel_cfg *cfg, const struct gm_rel_link *link, struct gm_rel **out)
 {
 	struct gm_rel *rel;
 
@@ -235,8 +234,8 @@ static void arm(struct gm_rel *rel, uint64_t when)
 /* ---- ports and peers ---- */
 
 int gm_rel_port_open(struct gm_rel *rel, uint16_t num, enum gm_class cls, uint32_t key,
-		     uint32_t session, const struct gm_port_ops *ops, void *ctx,
-		     struct gm_port **out)
+                     uint32_t session, const struct gm_port_ops *ops, void *ctx,
+                     struct gm_port **out)
 {
 	struct gm_port *p;
 
@@ -438,7 +437,7 @@ static void write_eth(const struct gm_rel *rel, uint8_t *f, const uint8_t dst[6]
 }
 
 int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t thdr_len,
-		 const struct iovec *iov, size_t iov_cnt, void *cookie)
+                 const struct iovec *iov, size_t iov_cnt, void *cookie)
 {
 	struct gm_port *port = peer->port;
 	struct gm_rel *rel = port->rel;
@@ -450,8 +449,7 @@ int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t th
 		return -FI_EIO;
 	for (size_t i = 0; i < iov_cnt; i++)
 		body += iov[i].iov_len;
-	if (HDR_LEN + body > rel->cfg.max_frame || type == GM_FT_ACK || !type ||
-	    type >= GM_FT_MAX)
+	if (HDR_LEN + body > rel->cfg.max_frame || type == GM_FT_ACK || !type || type >= GM_FT_MAX)
 		return -FI_EINVAL;
 	if (peer->snd_nxt - peer->snd_una >= send_limit(peer))
 		return -FI_EAGAIN;
@@ -463,17 +461,18 @@ int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t th
 	b->seq = peer->snd_nxt;
 	b->len = ETH_HLEN + HDR_LEN + body;
 	write_eth(rel, b->data, peer->addr.mac);
-	gm_hdr_encode(b->data + ETH_HLEN, &(struct gm_hdr){
-		.version = GM_WIRE_VERSION,
-		.type = type,
-		.flags = GM_F_SEQ | (port->cls == GM_CLASS_LOW ? GM_F_LOW : 0),
-		.dst_port = peer->addr.port,
-		.src_port = port->num,
-		.key = port->key,
-		.session = port->session,
-		.seq = b->seq,
-		.len = (uint16_t)body,
-	});
+	gm_hdr_encode(b->data + ETH_HLEN,
+	              &(struct gm_hdr){
+	                  .version = GM_WIRE_VERSION,
+	                  .type = type,
+	                  .flags = GM_F_SEQ | (port->cls == GM_CLASS_LOW ? GM_F_LOW : 0),
+	                  .dst_port = peer->addr.port,
+	                  .src_port = port->num,
+	                  .key = port->key,
+	                  .session = port->session,
+	                  .seq = b->seq,
+	                  .len = (uint16_t)body,
+	              });
 	p = b->data + ETH_HLEN + HDR_LEN;
 	if (thdr_len)
 		memcpy(p, thdr, thdr_len);
@@ -552,7 +551,7 @@ static void retransmit(struct gm_rel *rel, struct gm_buf *b)
 }
 
 static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, unsigned wnd,
-			uint64_t now)
+                        uint64_t now)
 {
 	const struct gm_port_ops *ops = pr->port->ops;
 	void *pctx = pr->port->ctx;
@@ -611,7 +610,7 @@ static void process_sack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, u
 }
 
 static void deliver(struct gm_port *port, struct gm_peer *pr, const uint8_t *gm,
-		    const struct gm_hdr *h)
+                    const struct gm_hdr *h)
 {
 	struct gm_rx_frame f = {.hdr = h, .body = gm + HDR_LEN, .body_len = h->len};
 
@@ -619,7 +618,7 @@ static void deliver(struct gm_port *port, struct gm_peer *pr, const uint8_t *gm,
 }
 
 static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr,
-			const uint8_t *gm, const struct gm_hdr *h, uint64_t now)
+                        const uint8_t *gm, const struct gm_hdr *h, uint64_t now)
 {
 	unsigned w = rel->cfg.window;
 	int32_t d = seq_diff(h->seq, pr->rcv_nxt);
@@ -669,7 +668,8 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 
 static bool ack_stale(const struct gm_rel *rel, const struct gm_peer *pr, uint32_t ack)
 {
-	return seq_diff(ack, pr->snd_nxt) > 0 || seq_diff(ack, pr->snd_una) < -(int32_t)rel->cfg.window;
+	return seq_diff(ack, pr->snd_nxt) > 0 ||
+	       seq_diff(ack, pr->snd_una) < -(int32_t)rel->cfg.window;
 }
 
 void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t now)
@@ -881,15 +881,15 @@ static void build_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *f)
 
 	write_eth(rel, f, pr->addr.mac);
 	gm_hdr_encode(gm, &(struct gm_hdr){
-		.version = GM_WIRE_VERSION,
-		.type = GM_FT_ACK,
-		.flags = 0, /* acks are high class: they unblock senders */
-		.dst_port = pr->addr.port,
-		.src_port = pr->port->num,
-		.key = pr->port->key,
-		.session = pr->port->session,
-		.len = sizeof(ab),
-	});
+	                      .version = GM_WIRE_VERSION,
+	                      .type = GM_FT_ACK,
+	                      .flags = 0, /* acks are high class: they unblock senders */
+	                      .dst_port = pr->addr.port,
+	                      .src_port = pr->port->num,
+	                      .key = pr->port->key,
+	                      .session = pr->port->session,
+	                      .len = sizeof(ab),
+	                  });
 	memcpy(gm + HDR_LEN, &ab, sizeof(ab));
 	stamp_ack(rel, pr, gm);
 	gm_frame_seal(gm, HDR_LEN + sizeof(ab));
@@ -897,7 +897,7 @@ static void build_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *f)
 
 /* Hand a batch of one class to the link; requeue what it did not take. */
 static unsigned send_batch(struct gm_rel *rel, enum gm_class cls, struct iovec *iov,
-			   struct gm_buf **bufs, unsigned n, uint64_t now)
+                           struct gm_buf **bufs, unsigned n, uint64_t now)
 {
 	int rc = n ? rel->link.send(rel->link.ctx, cls, iov, n) : 0;
 	unsigned sent = rc > 0 ? (unsigned)rc : 0;

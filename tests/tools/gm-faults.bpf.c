@@ -26,16 +26,16 @@
 #ifndef ETHERTYPE_BE
 #define ETHERTYPE_BE 0xB588 /* 0x88B5 as skb->protocol holds it */
 #endif
-#define SEEN 0x676d /* mark of frames already handled (and of our clones) */
+#define SEEN       0x676d  /* mark of frames already handled (and of our clones) */
 #define SLOW_CLASS 0x10020 /* HTB 1:20 */
 
 static __u32 (*prandom)(void) = (void *)BPF_FUNC_get_prandom_u32;
 static long (*clone_redirect)(struct __sk_buff *skb, __u32 ifindex,
-			      __u64 flags) = (void *)BPF_FUNC_clone_redirect;
+                              __u64 flags) = (void *)BPF_FUNC_clone_redirect;
 static long (*load_bytes)(const struct __sk_buff *skb, __u32 off, void *to,
-			  __u32 len) = (void *)BPF_FUNC_skb_load_bytes;
+                          __u32 len) = (void *)BPF_FUNC_skb_load_bytes;
 static long (*store_bytes)(struct __sk_buff *skb, __u32 off, const void *from, __u32 len,
-			   __u64 flags) = (void *)BPF_FUNC_skb_store_bytes;
+                           __u64 flags) = (void *)BPF_FUNC_skb_store_bytes;
 
 SEC("tc") int faults(struct __sk_buff *skb)
 {

@@ -8,7 +8,7 @@
  * Common: -t SECONDS overall timeout (default 60), -T MS peer timeout,
  * -r RTO_US, -w WINDOW, -L low class, -k KEY, -x (sender: expect the peer to
  * fail: every outstanding frame must fail with -FI_EIO), -q quiet, -b busy-poll
- * (send/recv; otherwise they sleep in gm_net_wait when idle).
+ * (otherwise every mode sleeps in gm_net_wait when idle).
  * Exit 0 only when the data checked out.
  */
 #define _GNU_SOURCE
@@ -30,9 +30,9 @@
 /* The provider's logging object and parameters live in gm_init.c, which is
  * not part of libgamma-core: this program brings its own. */
 struct fi_provider gm_prov = {
-	.version = GM_PROV_VERSION,
-	.fi_version = GM_FI_VERSION,
-	.name = "gamma-nettest",
+    .version = GM_PROV_VERSION,
+    .fi_version = GM_FI_VERSION,
+    .name = "gamma-nettest",
 };
 struct gm_params gm_params;
 
@@ -45,8 +45,7 @@ static struct {
 	size_t max_size;
 	unsigned timeout_s, peer_timeout_ms, rto_us, window;
 	uint32_t key;
-} o = {.timeout_s = 60, .peer_timeout_ms = 10000, .rto_us = 2000, .window = 256,
-       .key = 0x5EED};
+} o = {.timeout_s = 60, .peer_timeout_ms = 10000, .rto_us = 2000, .window = 256, .key = 0x5EED};
 
 static struct {
 	uint64_t next, delivered, bytes, sent, acked, failed;
@@ -93,7 +92,8 @@ static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 	size_t len;
 
 	if (f->hdr->type != GM_FT_EAGER || f->body_len < sizeof(m)) {
-		fprintf(stderr, "FAIL: unexpected frame type %u len %zu\n", f->hdr->type, f->body_len);
+		fprintf(stderr, "FAIL: unexpected frame type %u len %zu\n", f->hdr->type,
+		        f->body_len);
 		s.bad = true;
 		return;
 	}
@@ -102,7 +102,8 @@ static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 	if (!strcmp(o.mode, "pingpong")) {
 		s.pong++;
 		if (!o.client) {
-			int rc = gm_peer_send(peer, GM_FT_EAGER, f->body, f->body_len, NULL, 0, NULL);
+			int rc =
+			    gm_peer_send(peer, GM_FT_EAGER, f->body, f->body_len, NULL, 0, NULL);
 			if (rc)
 				fprintf(stderr, "pong send: %s\n", fi_strerror(-rc)), s.bad = true;
 		}
@@ -110,16 +111,17 @@ static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 	}
 	len = f->body_len - sizeof(m);
 	if (m.msg_id != (uint32_t)s.next || len != msg_len(s.next, g_maxp) || m.msg_len != len) {
-		fprintf(stderr, "FAIL: got message %u (%zu bytes), expected %" PRIu64 " (%zu bytes)\n",
-			m.msg_id, len, s.next, msg_len(s.next, g_maxp));
+		fprintf(stderr,
+		        "FAIL: got message %u (%zu bytes), expected %" PRIu64 " (%zu bytes)\n",
+		        m.msg_id, len, s.next, msg_len(s.next, g_maxp));
 		s.bad = true;
 		return;
 	}
 	p = (const uint8_t *)f->body + sizeof(m);
 	for (size_t j = 0; j < len; j++) {
 		if (p[j] != pattern(s.next, j)) {
-			fprintf(stderr, "FAIL: message %" PRIu64 " byte %zu is %u, want %u\n", s.next,
-				j, p[j], pattern(s.next, j));
+			fprintf(stderr, "FAIL: message %" PRIu64 " byte %zu is %u, want %u\n",
+			        s.next, j, p[j], pattern(s.next, j));
 			s.bad = true;
 			return;
 		}
@@ -149,18 +151,19 @@ static void on_peer_failed(void *ctx, struct gm_peer *peer, int err)
 }
 
 static const struct gm_port_ops ops = {
-	.recv = on_recv,
-	.acked = on_acked,
-	.failed_frame = on_failed_frame,
-	.peer_failed = on_peer_failed,
+    .recv = on_recv,
+    .acked = on_acked,
+    .failed_frame = on_failed_frame,
+    .peer_failed = on_peer_failed,
 };
 
 static int parse_dst(const char *arg)
 {
 	unsigned m[6], port;
 
-	if (sscanf(arg, "%x:%x:%x:%x:%x:%x/%u", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
-		   &port) != 7 || port > 65535)
+	if (sscanf(arg, "%x:%x:%x:%x:%x:%x/%u", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &port) !=
+	        7 ||
+	    port > 65535)
 		return -1;
 	for (int i = 0; i < 6; i++)
 		o.dst.mac[i] = (uint8_t)m[i];
@@ -171,8 +174,9 @@ static int parse_dst(const char *arg)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: gm-nettest recv|send|pingpong -i IF -p PORT [-d MAC/PORT] [-n N] "
-			"[-s MAXSIZE] [-t S] [-T MS] [-r US] [-w N] [-k KEY] [-c] [-x] [-L] [-q] [-b]\n");
+	fprintf(stderr,
+	        "usage: gm-nettest recv|send|pingpong -i IF -p PORT [-d MAC/PORT] [-n N] "
+	        "[-s MAXSIZE] [-t S] [-T MS] [-r US] [-w N] [-k KEY] [-c] [-x] [-L] [-q] [-b]\n");
 	exit(2);
 }
 
@@ -220,7 +224,7 @@ static int run(struct gm_net *net, struct gm_port *port)
 			gm_net_progress(net);
 		if (s.bad || s.delivered < o.n) {
 			fprintf(stderr, "FAIL: received %" PRIu64 " of %" PRIu64 " messages\n",
-				s.delivered, o.n);
+			        s.delivered, o.n);
 			return 1;
 		}
 		printf("OK recv %" PRIu64 " messages, %" PRIu64 " payload bytes verified\n",
@@ -249,24 +253,28 @@ static int run(struct gm_net *net, struct gm_port *port)
 
 			if (!s.peer_failed || s.peer_err != -FI_EIO || s.failed == 0 ||
 			    s.fail_err != -FI_EIO || s.acked + s.failed != s.sent) {
-				fprintf(stderr, "FAIL: expected peer failure: failed=%d err=%d, frames "
-						"sent %" PRIu64 " acked %" PRIu64 " failed %" PRIu64 "\n",
-					s.peer_failed, s.peer_err, s.sent, s.acked, s.failed);
+				fprintf(stderr,
+				        "FAIL: expected peer failure: failed=%d err=%d, frames "
+				        "sent %" PRIu64 " acked %" PRIu64 " failed %" PRIu64 "\n",
+				        s.peer_failed, s.peer_err, s.sent, s.acked, s.failed);
 				return 1;
 			}
 			if (lag > 3.0 * o.peer_timeout_ms / 1000 + 1) {
-				fprintf(stderr, "FAIL: peer failure detected %.2f s after the last ack\n",
-					lag);
+				fprintf(stderr,
+				        "FAIL: peer failure detected %.2f s after the last ack\n",
+				        lag);
 				return 1;
 			}
 			printf("OK peer failed (-FI_EIO) %.3f s after the last ack: sent %" PRIu64
-			       " acked %" PRIu64 " failed %" PRIu64 "\n", lag, s.sent, s.acked,
-			       s.failed);
+			       " acked %" PRIu64 " failed %" PRIu64 "\n",
+			       lag, s.sent, s.acked, s.failed);
 			return 0;
 		}
 		if (s.bad || s.acked != o.n) {
-			fprintf(stderr, "FAIL: %" PRIu64 " of %" PRIu64 " acked (sent %" PRIu64
-					", failed %" PRIu64 ")\n", s.acked, o.n, s.sent, s.failed);
+			fprintf(stderr,
+			        "FAIL: %" PRIu64 " of %" PRIu64 " acked (sent %" PRIu64
+			        ", failed %" PRIu64 ")\n",
+			        s.acked, o.n, s.sent, s.failed);
 			return 1;
 		}
 		{
@@ -297,13 +305,14 @@ static int run(struct gm_net *net, struct gm_port *port)
 
 			if (i == warm)
 				t_start = now_s();
-			while ((rc = gm_peer_send(pr, GM_FT_EAGER, th, sizeof(th), &iov, 1, NULL)) ==
-			       -FI_EAGAIN)
+			while ((rc = gm_peer_send(pr, GM_FT_EAGER, th, sizeof(th), &iov, 1,
+			                          NULL)) == -FI_EAGAIN)
 				gm_net_progress(net);
 			if (rc)
 				return fprintf(stderr, "FAIL: send: %s\n", fi_strerror(-rc)), 1;
 			while (s.pong < want && now_s() < deadline)
-				gm_net_progress(net);
+				if (!gm_net_progress(net) && !o.busy)
+					gm_net_wait(net, 10);
 		}
 		if (s.pong < o.n + warm)
 			return fprintf(stderr, "FAIL: %" PRIu64 " pongs\n", s.pong), 1;
@@ -312,7 +321,8 @@ static int run(struct gm_net *net, struct gm_port *port)
 		return 0;
 	}
 	while (s.pong < o.n + warm && now_s() < deadline && !s.bad)
-		gm_net_progress(net);
+		if (!gm_net_progress(net) && !o.busy)
+			gm_net_wait(net, 10);
 	for (double t = now_s(); now_s() < t + 0.2;)
 		gm_net_progress(net);
 	return s.pong >= o.n + warm ? 0 : 1;
@@ -320,8 +330,8 @@ static int run(struct gm_net *net, struct gm_port *port)
 
 int main(int argc, char **argv)
 {
-	struct gm_net_params p = {.ethertype = GM_ETHERTYPE_DEFAULT, .dq = true, .low_share = 8,
-				  .rx_ring_kb = 8192};
+	struct gm_net_params p = {
+	    .ethertype = GM_ETHERTYPE_DEFAULT, .dq = true, .low_share = 8, .rx_ring_kb = 8192};
 	struct gm_net *net;
 	struct gm_port *port;
 	int c, rc;
@@ -332,22 +342,54 @@ int main(int argc, char **argv)
 	optind = 2;
 	while ((c = getopt(argc, argv, "i:p:d:n:s:t:T:r:w:k:cxLqb")) != -1) {
 		switch (c) {
-		case 'i': o.ifname = optarg; break;
-		case 'p': o.port = (uint16_t)atoi(optarg); break;
-		case 'd': if (parse_dst(optarg)) usage(); break;
-		case 'n': o.n = strtoull(optarg, NULL, 0); break;
-		case 's': o.max_size = strtoul(optarg, NULL, 0); break;
-		case 't': o.timeout_s = (unsigned)atoi(optarg); break;
-		case 'T': o.peer_timeout_ms = (unsigned)atoi(optarg); break;
-		case 'r': o.rto_us = (unsigned)atoi(optarg); break;
-		case 'w': o.window = (unsigned)atoi(optarg); break;
-		case 'k': o.key = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'c': o.client = true; break;
-		case 'x': o.expect_fail = true; break;
-		case 'L': o.low = true; break;
-		case 'q': o.quiet = true; break;
-		case 'b': o.busy = true; break;
-		default: usage();
+		case 'i':
+			o.ifname = optarg;
+			break;
+		case 'p':
+			o.port = (uint16_t)atoi(optarg);
+			break;
+		case 'd':
+			if (parse_dst(optarg))
+				usage();
+			break;
+		case 'n':
+			o.n = strtoull(optarg, NULL, 0);
+			break;
+		case 's':
+			o.max_size = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			o.timeout_s = (unsigned)atoi(optarg);
+			break;
+		case 'T':
+			o.peer_timeout_ms = (unsigned)atoi(optarg);
+			break;
+		case 'r':
+			o.rto_us = (unsigned)atoi(optarg);
+			break;
+		case 'w':
+			o.window = (unsigned)atoi(optarg);
+			break;
+		case 'k':
+			o.key = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'c':
+			o.client = true;
+			break;
+		case 'x':
+			o.expect_fail = true;
+			break;
+		case 'L':
+			o.low = true;
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'b':
+			o.busy = true;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (!o.ifname || (strcmp(o.mode, "recv") && !o.have_dst) ||
@@ -364,7 +406,7 @@ int main(int argc, char **argv)
 		return rc == -FI_EPERM ? 77 : 1;
 	}
 	rc = gm_port_open(net, o.port, o.low ? GM_CLASS_LOW : GM_CLASS_HIGH, o.key, &ops, NULL,
-			  &port);
+	                  &port);
 	if (rc) {
 		fprintf(stderr, "gm_port_open(%u): %s\n", o.port, fi_strerror(-rc));
 		gm_net_close(net);
@@ -375,7 +417,7 @@ int main(int argc, char **argv)
 
 		gm_net_mac(net, mac);
 		fprintf(stderr, "%s: %02x:%02x:%02x:%02x:%02x:%02x/%u\n", o.mode, mac[0], mac[1],
-			mac[2], mac[3], mac[4], mac[5], gm_port_num(port));
+		        mac[2], mac[3], mac[4], mac[5], gm_port_num(port));
 	}
 	rc = run(net, port);
 	gm_net_close(net);

@@ -15,8 +15,8 @@
 #include "gm_rel.h"
 
 #define WINDOW 32
-#define MTU 1500
-#define MAXQ 20000
+#define MTU    1500
+#define MAXQ   20000
 
 struct sim_frame {
 	uint64_t when;
@@ -137,12 +137,13 @@ static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 	if (m.msg_id != nd->next_expected)
 		nd->order_error = true;
 	cr_assert_eq(m.msg_id, nd->next_expected, "node %d got message %u, expected %u", nd->id,
-		     m.msg_id, nd->next_expected);
+	             m.msg_id, nd->next_expected);
 	cr_assert_eq(f->body_len - sizeof(m), msg_len(m.msg_id));
 	cr_assert_eq(m.msg_len, msg_len(m.msg_id));
 	p = (const uint8_t *)f->body + sizeof(m);
 	for (size_t j = 0; j < msg_len(m.msg_id); j++)
-		cr_assert_eq(p[j], pattern(m.msg_id, j), "message %u byte %zu corrupt", m.msg_id, j);
+		cr_assert_eq(p[j], pattern(m.msg_id, j), "message %u byte %zu corrupt", m.msg_id,
+		             j);
 	nd->bytes_checked += msg_len(m.msg_id);
 	nd->next_expected++;
 	nd->delivered++;
@@ -183,10 +184,10 @@ static void on_peer_failed(void *ctx, struct gm_peer *peer, int err)
 }
 
 static const struct gm_port_ops ops = {
-	.recv = on_recv,
-	.acked = on_acked,
-	.failed_frame = on_failed_frame,
-	.peer_failed = on_peer_failed,
+    .recv = on_recv,
+    .acked = on_acked,
+    .failed_frame = on_failed_frame,
+    .peer_failed = on_peer_failed,
 };
 
 static const uint16_t PORT[2] = {100, 200};
@@ -194,7 +195,8 @@ static const uint16_t PORT[2] = {100, 200};
 static void node_open_port(struct node *nd, uint32_t session, uint32_t key)
 {
 	cr_assert_eq(gm_rel_port_open(nd->rel, PORT[nd->id], GM_CLASS_HIGH, key, session, &ops, nd,
-				      &nd->port), 0);
+	                              &nd->port),
+	             0);
 	nd->peer = NULL;
 	nd->next_expected = 0;
 }
@@ -202,15 +204,15 @@ static void node_open_port(struct node *nd, uint32_t session, uint32_t key)
 static void node_init(struct sim *s, struct node *nd, int id, uint32_t session, size_t nmsg)
 {
 	struct gm_rel_cfg cfg = {
-		.mac = {0x02, 0, 0, 0, 0, (uint8_t)(0x0a + id)},
-		.ethertype = GM_ETHERTYPE_DEFAULT,
-		.dq = true,
-		.low_share = 4,
-		.window = WINDOW,
-		.rto_us = 1000,
-		.peer_timeout_ms = 200,
-		.max_frame = MTU,
-		.max_bufs = 4 * WINDOW,
+	    .mac = {0x02, 0, 0, 0, 0, (uint8_t)(0x0a + id)},
+	    .ethertype = GM_ETHERTYPE_DEFAULT,
+	    .dq = true,
+	    .low_share = 4,
+	    .window = WINDOW,
+	    .rto_us = 1000,
+	    .peer_timeout_ms = 200,
+	    .max_frame = MTU,
+	    .max_bufs = 4 * WINDOW,
 	};
 	struct gm_rel_link link = {.send = sim_send, .ctx = nd};
 
@@ -318,7 +320,7 @@ static void run_stream(struct fault f, uint32_t sess_a, uint32_t sess_b, uint32_
 			;
 		step(&s);
 		cr_assert_lt(++steps, 2000000, "no progress: a acked %u/%u, b delivered %lu",
-			     count(a.acked, nmsg), nmsg, b.delivered);
+		             count(a.acked, nmsg), nmsg, b.delivered);
 	}
 	cr_assert_eq(b.delivered, nmsg);
 	cr_assert_eq(count(a.failed, nmsg), 0);
@@ -333,9 +335,9 @@ static void run_stream(struct fault f, uint32_t sess_a, uint32_t sess_b, uint32_
 		cr_assert_gt(sa->retransmits, 0);
 		if (f.corrupt)
 			cr_assert_gt(sa->bad_csum + sb->bad_csum + sa->bad_hdr + sb->bad_hdr +
-					     sa->bad_port + sb->bad_port + sa->bad_key + sb->bad_key +
-					     sa->bad_version + sb->bad_version,
-				     0);
+			                 sa->bad_port + sb->bad_port + sa->bad_key + sb->bad_key +
+			                 sa->bad_version + sb->bad_version,
+			             0);
 		if (f.dup)
 			cr_assert_gt(sb->dup_dropped, 0);
 		if (f.reorder)
@@ -377,21 +379,21 @@ Test(rel, clean_stream_sends_few_explicit_acks)
 
 Test(rel, lossy_link_delivers_everything)
 {
-	run_stream((struct fault){.drop = 100, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8, 5000,
-		   false);
+	run_stream((struct fault){.drop = 100, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8,
+	           5000, false);
 }
 
 Test(rel, lossy_link_both_directions)
 {
 	run_stream((struct fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 10}, 0xABCDEF01,
-		   0x10FEDCBA, 3000, true);
+	           0x10FEDCBA, 3000, true);
 }
 
 Test(rel, sequence_wraparound)
 {
 	/* Streams start at their session: both cross 2^32 early on. */
-	run_stream((struct fault){.drop = 50, .dup = 30, .reorder = 200, .corrupt = 10}, 0xFFFFFF00u,
-		   0xFFFFFFF0u, 3000, true);
+	run_stream((struct fault){.drop = 50, .dup = 30, .reorder = 200, .corrupt = 10},
+	           0xFFFFFF00u, 0xFFFFFFF0u, 3000, true);
 }
 
 Test(rel, dead_link_fails_peer_and_every_outstanding_frame)
@@ -425,7 +427,7 @@ Test(rel, dead_link_fails_peer_and_every_outstanding_frame)
 	failed = count(a.failed, a.sent);
 	cr_assert_gt(failed, 0);
 	cr_assert_eq(acked + failed, a.sent, "every cookie completes once: %u + %u != %u", acked,
-		     failed, a.sent);
+	             failed, a.sent);
 	cr_assert(gm_rel_peer_failed(pa));
 	cr_assert_not(gm_peer_can_send(pa));
 	cr_assert_eq(gm_peer_send(pa, GM_FT_EAGER, NULL, 0, NULL, 0, NULL), -FI_EIO);
@@ -478,16 +480,16 @@ Test(rel, peer_restart_fails_old_state_and_starts_fresh)
 static void craft(uint8_t *f, size_t *len, uint16_t dst_port, uint32_t key, uint8_t version)
 {
 	struct gm_hdr h = {
-		.version = version,
-		.type = GM_FT_EAGER,
-		.flags = GM_F_SEQ,
-		.dst_port = dst_port,
-		.src_port = 200,
-		.key = key,
-		.session = 77,
-		.seq = 77,
-		.len = 32,
-		.wnd = 8,
+	    .version = version,
+	    .type = GM_FT_EAGER,
+	    .flags = GM_F_SEQ,
+	    .dst_port = dst_port,
+	    .src_port = 200,
+	    .key = key,
+	    .session = 77,
+	    .seq = 77,
+	    .len = 32,
+	    .wnd = 8,
 	};
 	struct gm_msg_hdr m = {.msg_id = 0, .msg_len = 0};
 
