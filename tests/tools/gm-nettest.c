@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
 #include "gm.h"
@@ -396,6 +397,18 @@ int main(int argc, char **argv)
 	    (strcmp(o.mode, "recv") && strcmp(o.mode, "send") && strcmp(o.mode, "pingpong")))
 		usage();
 	gm_params.stats = !o.quiet;
+	{
+		/* libfabric sets up logging (FI_LOG_LEVEL) on its first
+		 * fi_getinfo: ask for a provider that does not exist. */
+		struct fi_info *hints = fi_allocinfo(), *info = NULL;
+
+		if (hints) {
+			hints->fabric_attr->prov_name = strdup("gm-nettest-none");
+			if (!fi_getinfo(GM_FI_VERSION, NULL, NULL, 0, hints, &info))
+				fi_freeinfo(info);
+			fi_freeinfo(hints);
+		}
+	}
 	p.ifname = o.ifname;
 	p.window = o.window;
 	p.rto_us = o.rto_us;
