@@ -5,6 +5,7 @@
  *   send     -i IF -p PORT -d MAC:PORT -n N  send N messages of varying size (<= -s),
  *                                          wait until every one is acked
  *   pingpong -i IF -p PORT -d MAC:PORT -n N [-c]  8-byte ping-pong (-c: client, timed)
+ *   self     -i IF -p PORT -n N            two ports in this process, send one to the other
  * Common: -t SECONDS overall timeout (default 60), -T MS peer timeout,
  * -r RTO_US, -w WINDOW, -L low class, -k KEY, -x (sender: expect the peer to
  * fail: every outstanding frame must fail with -FI_EIO), -q quiet, -b busy-poll
@@ -176,7 +177,7 @@ static int parse_dst(const char *arg)
 static void usage(void)
 {
 	fprintf(stderr,
-	        "usage: gm-nettest recv|send|pingpong -i IF -p PORT [-d MAC/PORT] [-n N] "
+	        "usage: gm-nettest recv|send|pingpong|self -i IF -p PORT [-d MAC/PORT] [-n N] "
 	        "[-s MAXSIZE] [-t S] [-T MS] [-r US] [-w N] [-k KEY] [-c] [-x] [-L] [-q] [-b]\n");
 	exit(2);
 }
@@ -393,8 +394,10 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	if (!o.ifname || (strcmp(o.mode, "recv") && !o.have_dst) ||
-	    (strcmp(o.mode, "recv") && strcmp(o.mode, "send") && strcmp(o.mode, "pingpong")))
+	if (!o.ifname ||
+	    ((!strcmp(o.mode, "send") || !strcmp(o.mode, "pingpong")) && !o.have_dst) ||
+	    (strcmp(o.mode, "recv") && strcmp(o.mode, "send") && strcmp(o.mode, "pingpong") &&
+	     strcmp(o.mode, "self")))
 		usage();
 	gm_params.stats = !o.quiet;
 	{
@@ -431,6 +434,33 @@ int main(int argc, char **argv)
 		gm_net_mac(net, mac);
 		fprintf(stderr, "%s: %02x:%02x:%02x:%02x:%02x:%02x/%u\n", o.mode, mac[0], mac[1],
 		        mac[2], mac[3], mac[4], mac[5], gm_port_num(port));
+	}
+	if (!strcmp(o.mode, "self")) {
+		/* Two endpoints of one process on one interface: the second
+		 * port receives what the first sends to our own MAC. */
+		struct gm_port *port2;
+
+		rc = gm_port_open(net, 0, GM_CLASS_HIGH, o.key, &ops, NULL, &port2);
+		if (rc) {
+			fprintf(stderr, "gm_port_open(any): %s\n", fi_strerror(-rc));
+			gm_net_close(net);
+			return 1;
+		}
+		gm_net_mac(net, o.dst.mac);
+		o.dst.port = gm_port_num(port2);
+		o.have_dst = true;
+		o.mode = "send";
+		rc = run(net, port);
+		if (!rc && (s.delivered != o.n || s.bad)) {
+			fprintf(stderr, "FAIL: self: %" PRIu64 " of %" PRIu64 " delivered\n",
+			        s.delivered, o.n);
+			rc = 1;
+		} else if (!rc) {
+			printf("OK self %" PRIu64 " messages, %" PRIu64 " payload bytes verified\n",
+			       s.delivered, s.bytes);
+		}
+		gm_net_close(net);
+		return rc;
 	}
 	rc = run(net, port);
 	gm_net_close(net);
