@@ -9,12 +9,15 @@
  *
  * Transmit: sendmmsg(), one syscall per batch and class, straight from the
  * reliability layer's buffers (which hold every frame until acked anyway).
- * A PACKET_TX_RING would also need one send() per batch, but adds a copy
- * into the ring, a slot-reclaim protocol (slots come back only when the skb
- * is freed) and pinned ring memory per class socket; it was not built, so
- * it is not measured against this (see the commit log for the numbers this
- * path gives).  PACKET_QDISC_BYPASS is deliberately not set: the tc
- * double-queue classifier must see our frames.
+ * Measured against PACKET_TX_RING (TPACKET_V2, one send() per 64 frames)
+ * with tests/tools/gm-txbench on a veth, CPU time per frame on this
+ * 2-core machine (busy, so wall rates are noise): 1514 B frames 1.50 us
+ * both; 9014 B frames sendmmsg 2.47 us, ring 2.9-3.4 us; 60 B frames
+ * sendmmsg 1.38 us, ring 1.22 us.  The ring wins only for tiny frames and
+ * needs a copy into it, slot reclaim (a slot returns only when the kernel
+ * frees the skb) and pinned memory per class socket, so sendmmsg it is.
+ * PACKET_QDISC_BYPASS is deliberately not set: the tc double-queue
+ * classifier must see our frames.
  *
  * Local communication: frames to our own MAC never come back from the
  * wire, but an ETH_P_ALL packet socket sees every outgoing frame as
