@@ -158,7 +158,7 @@ static int bind_iface(struct gm_link *l, int fd, uint16_t proto)
 	return 0;
 }
 
-static int setup_rx_ring(struct gm_link *l, unsigned ring_kb)
+static int setup_rx_ring(struct gm_link *l, unsigned ring_kb, unsigned min_frames)
 {
 	int v = TPACKET_V2;
 	long page = sysconf(_SC_PAGESIZE);
@@ -177,6 +177,9 @@ static int setup_rx_ring(struct gm_link *l, unsigned ring_kb)
 	l->frames_per_block = (unsigned)(l->block_size / l->frame_size);
 	req.tp_block_size = (unsigned)l->block_size;
 	req.tp_block_nr = (unsigned)(ring_bytes / l->block_size);
+	/* A full send window from one peer must fit, or a burst overflows. */
+	if (req.tp_block_nr * l->frames_per_block < min_frames)
+		req.tp_block_nr = (min_frames + l->frames_per_block - 1) / l->frames_per_block;
 	if (req.tp_block_nr < 2)
 		req.tp_block_nr = 2;
 	req.tp_frame_size = (unsigned)l->frame_size;
@@ -203,7 +206,8 @@ static int setup_rx_ring(struct gm_link *l, unsigned ring_kb)
 	return 0;
 }
 
-int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb, struct gm_link **out)
+int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb, unsigned min_frames,
+                 struct gm_link **out)
 {
 	struct gm_link *l;
 	int rc;
@@ -244,7 +248,7 @@ int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb, st
 	rc = l->rx_fd = packet_socket(l, "receive");
 	if (rc < 0)
 		goto fail;
-	rc = setup_rx_ring(l, rx_ring_kb ? rx_ring_kb : 8192);
+	rc = setup_rx_ring(l, rx_ring_kb ? rx_ring_kb : 8192, min_frames);
 	if (rc)
 		goto fail;
 	rc = gm_link_set_ports(l, NULL, 0);

@@ -66,7 +66,7 @@ int gm_net_open(const struct gm_net_params *p, struct gm_net **out)
 		return -FI_ENOMEM;
 	snprintf(net->ifname, sizeof(net->ifname), "%s", p->ifname ? p->ifname : "");
 	rc = gm_link_open(p->ifname, p->ethertype ? p->ethertype : GM_ETHERTYPE_DEFAULT,
-	                  p->rx_ring_kb, &net->link);
+	                  p->rx_ring_kb, 2 * (p->window ? p->window : 256), &net->link);
 	if (rc)
 		goto fail;
 	cfg = (struct gm_rel_cfg){
