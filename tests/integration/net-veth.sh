@@ -140,6 +140,7 @@ ip netns exec "$A" timeout 30 "$bin" send -i "$VA" -p 9 -d "$MACB/7" -n 10000000
 	-T 1000 -x >"$tmp/kill.send.log" 2>&1 &
 spid=$!
 pids+=("$spid")
+for _ in $(seq 200); do grep -qs "^send: " "$tmp/kill.send.log" && break; sleep 0.05; done
 sleep 1
 killtree "$rpid"
 wait "$rpid" 2>/dev/null
