@@ -91,6 +91,8 @@ struct gm_rel {
 	struct gm_net_stats st;
 	uint64_t next_deadline;
 	unsigned rto_cap_us;
+	unsigned ring; /* per-peer slot arrays: a power of two >= window, so that
+	                  seq & (ring - 1) stays contiguous across 2^32 */
 	struct gm_peer *ack_list;
 
 	/* buffer pool: chunks of POOL_CHUNK buffers, grown on demand up to cap */
@@ -101,6 +103,8 @@ struct gm_rel {
 
 	uint8_t ackbuf[BATCH][ETH_HLEN + HDR_LEN + sizeof(struct gm_ack_body)];
 };
+
+#define SLOT(rel, seq) ((seq) & ((rel)->ring - 1))
 
 static inline int32_t seq_diff(uint32_t a, uint32_t b)
 {
@@ -177,6 +181,8 @@ int gm_rel_create(const struct gm_rel_cfg *cfg, const struct gm_rel_link *link, 
 	rel->link = *link;
 	gm_dq_init(&rel->dq, cfg->dq, cfg->low_share);
 	rel->next_deadline = UINT64_MAX;
+	for (rel->ring = 1; rel->ring < cfg->window;)
+		rel->ring <<= 1;
 	rel->buf_size = (offsetof(struct gm_buf, data) + ETH_HLEN + cfg->max_frame + 63) & ~63ul;
 	rel->cap = cfg->max_bufs;
 	if (!rel->cap) {
@@ -275,7 +281,7 @@ uint16_t gm_port_num(const struct gm_port *port)
 
 static void peer_drop_buffers(struct gm_rel *rel, struct gm_peer *pr)
 {
-	unsigned w = rel->cfg.window;
+	unsigned w = rel->ring;
 
 	for (unsigned i = 0; i < w; i++) {
 		if (pr->txw[i]) {
@@ -356,7 +362,7 @@ static struct gm_peer *peer_find(struct gm_port *port, const struct gm_addr *a)
 struct gm_peer *gm_peer_get(struct gm_port *port, const struct gm_addr *remote)
 {
 	struct gm_peer *pr = peer_find(port, remote);
-	unsigned w = port->rel->cfg.window, h;
+	unsigned w = port->rel->ring, h;
 
 	if (pr)
 		return pr;
@@ -482,7 +488,7 @@ int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t th
 			memcpy(p, iov[i].iov_base, iov[i].iov_len);
 		p += iov[i].iov_len;
 	}
-	peer->txw[b->seq % rel->cfg.window] = b;
+	peer->txw[SLOT(rel, b->seq)] = b;
 	peer->snd_nxt++;
 	gm_dq_push(&rel->dq, &b->dqi, port->cls, false);
 	return 0;
@@ -494,7 +500,7 @@ static void fail_peer(struct gm_rel *rel, struct gm_peer *pr, int err)
 {
 	const struct gm_port_ops *ops = pr->port->ops;
 	void *pctx = pr->port->ctx;
-	unsigned w = rel->cfg.window;
+	unsigned w = rel->ring;
 
 	pr->failed = true;
 	rel->st.peers_failed++;
@@ -509,10 +515,10 @@ static void fail_peer(struct gm_rel *rel, struct gm_peer *pr, int err)
 		}
 	}
 	while (pr->snd_una != pr->snd_nxt) {
-		struct gm_buf *b = pr->txw[pr->snd_una % w];
+		struct gm_buf *b = pr->txw[SLOT(rel, pr->snd_una)];
 		void *cookie = b ? b->cookie : NULL;
 
-		pr->txw[pr->snd_una % w] = NULL;
+		pr->txw[SLOT(rel, pr->snd_una)] = NULL;
 		pr->snd_una++;
 		if (b)
 			buf_put(rel, b);
@@ -555,16 +561,15 @@ static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, un
 {
 	const struct gm_port_ops *ops = pr->port->ops;
 	void *pctx = pr->port->ctx;
-	unsigned w = rel->cfg.window;
 
 	pr->peer_wnd = wnd ? wnd : 1;
 	if (seq_diff(ack, pr->snd_una) <= 0 || seq_diff(ack, pr->snd_nxt) > 0)
 		return;
 	while (pr->snd_una != ack && !pr->failed) {
-		struct gm_buf *b = pr->txw[pr->snd_una % w];
+		struct gm_buf *b = pr->txw[SLOT(rel, pr->snd_una)];
 		void *cookie = b->cookie;
 
-		pr->txw[pr->snd_una % w] = NULL;
+		pr->txw[SLOT(rel, pr->snd_una)] = NULL;
 		pr->snd_una++;
 		buf_put(rel, b);
 		if (ops->acked)
@@ -572,7 +577,7 @@ static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, un
 	}
 	pr->rto_us = rel->cfg.rto_us;
 	pr->last_progress = now;
-	if (pr->snd_una != pr->snd_nxt && pr->txw[pr->snd_una % w]->sent) {
+	if (pr->snd_una != pr->snd_nxt && pr->txw[SLOT(rel, pr->snd_una)]->sent) {
 		pr->rto_deadline = now + pr->rto_us;
 		arm(rel, pr->rto_deadline);
 	} else {
@@ -582,7 +587,7 @@ static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, un
 
 static void process_sack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, uint64_t sack)
 {
-	unsigned w = rel->cfg.window, above = 0;
+	unsigned above = 0;
 	int top;
 
 	if (!sack || seq_diff(ack, pr->snd_una) < 0)
@@ -595,7 +600,7 @@ static void process_sack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, u
 
 		if (seq_diff(s, pr->snd_nxt) >= 0 || seq_diff(s, pr->snd_una) < 0)
 			continue;
-		b = pr->txw[s % w];
+		b = pr->txw[SLOT(rel, s)];
 		if (!b || b->seq != s)
 			continue;
 		if (i >= 0 && (sack >> i) & 1) {
@@ -632,13 +637,13 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 	if (d > 0) {
 		struct gm_buf *b;
 
-		if (pr->rxw[h->seq % w]) {
+		if (pr->rxw[SLOT(rel, h->seq)]) {
 			rel->st.dup_dropped++;
 		} else if ((b = buf_get(rel))) {
 			b->seq = h->seq;
 			b->len = HDR_LEN + h->len;
 			memcpy(b->data, gm, b->len);
-			pr->rxw[h->seq % w] = b;
+			pr->rxw[SLOT(rel, h->seq)] = b;
 			rel->st.ooo_buffered++;
 		}
 		ack_owe(rel, pr, true, now);
@@ -649,12 +654,12 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 	deliver(port, pr, gm, h);
 	/* The gap may have closed: hand over what waited behind it. */
 	while (!pr->failed) {
-		struct gm_buf *b = pr->rxw[pr->rcv_nxt % w];
+		struct gm_buf *b = pr->rxw[SLOT(rel, pr->rcv_nxt)];
 		struct gm_hdr bh;
 
 		if (!b)
 			break;
-		pr->rxw[pr->rcv_nxt % w] = NULL;
+		pr->rxw[SLOT(rel, pr->rcv_nxt)] = NULL;
 		pr->rcv_nxt++;
 		pr->unacked++;
 		gm_hdr_decode(b->data, b->len, &bh);
@@ -780,7 +785,6 @@ void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t no
 
 static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, uint64_t *next)
 {
-	unsigned w = rel->cfg.window;
 
 	if (pr->failed || !pr->rto_deadline)
 		return;
@@ -801,7 +805,7 @@ static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, ui
 
 		rel->st.timeouts++;
 		for (uint32_t s = pr->snd_una; s != pr->snd_nxt; s++) {
-			struct gm_buf *b = pr->txw[s % w];
+			struct gm_buf *b = pr->txw[SLOT(rel, s)];
 
 			b->fast_done = false;
 			if (!probed && b->sent && !b->sacked) {
@@ -866,7 +870,7 @@ static uint64_t build_sack(const struct gm_rel *rel, const struct gm_peer *pr)
 
 	for (unsigned i = 0; i < 64 && i + 1 < w; i++) {
 		uint32_t s = pr->rcv_nxt + 1 + i;
-		const struct gm_buf *b = pr->rxw[s % w];
+		const struct gm_buf *b = pr->rxw[SLOT(rel, s)];
 
 		if (b && b->seq == s)
 			sack |= 1ull << i;
