@@ -31,6 +31,7 @@ struct sim_frame {
 struct fault {
 	unsigned drop, dup, reorder, corrupt; /* per mille */
 	bool dead;
+	unsigned drop_nth; /* drop the nth frame node 0 sends (1-based), 0: none */
 };
 
 struct node;
@@ -42,6 +43,7 @@ struct sim {
 	unsigned nq;
 	struct node *nodes[2];
 	unsigned max_in_flight_seen;
+	unsigned sent0; /* frames node 0 handed to the link */
 };
 
 struct node {
@@ -103,6 +105,8 @@ static int sim_send(void *ctx, enum gm_class cls, const struct iovec *frames, un
 		uint64_t delay = 5;
 
 		cr_assert_leq(frames[i].iov_len, MTU + 14);
+		if (nd->id == 0 && s->fault.drop_nth && ++s->sent0 == s->fault.drop_nth)
+			continue;
 		if (s->fault.dead || chance(s, s->fault.drop))
 			continue;
 		if (chance(s, s->fault.reorder))
@@ -399,6 +403,32 @@ Test(rel, sequence_wraparound)
 	g_window = 100;
 	run_stream((struct fault){.drop = 50, .dup = 30, .reorder = 200, .corrupt = 10},
 	           0xFFFFFF00u, 0xFFFFFFF0u, 3000, true);
+}
+
+Test(rel, one_lost_frame_is_fast_retransmitted_from_the_sack)
+{
+	struct sim s = {.rng = 5, .fault = {.drop_nth = 5}};
+	struct node a, b;
+	struct gm_peer *pa;
+	struct gm_net_stats *sa, *sb;
+
+	node_init(&s, &a, 0, 111, 20);
+	node_init(&s, &b, 1, 222, 20);
+	pa = peer_to(&a, &b);
+	while (a.sent < 20)
+		cr_assert(try_send(&a, pa));
+	for (int i = 0; i < 50; i++) /* 500 us: well inside the 1 ms RTO */
+		step(&s);
+	sa = gm_rel_stats(a.rel);
+	sb = gm_rel_stats(b.rel);
+	cr_assert_eq(b.delivered, 20);
+	cr_assert_eq(count(a.acked, 20), 20);
+	cr_assert_eq(sa->fast_retransmits, 1);
+	cr_assert_eq(sa->retransmits, 1);
+	cr_assert_eq(sa->timeouts, 0);
+	cr_assert_geq(sb->ooo_buffered, 15); /* the simulated link also reorders */
+	cr_assert_gt(sb->acks_sent, 0);
+	sim_free(&s);
 }
 
 Test(rel, dead_link_fails_peer_and_every_outstanding_frame)
