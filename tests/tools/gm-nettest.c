@@ -5,7 +5,8 @@
  *   send     -i IF -p PORT -d MAC:PORT -n N  send N messages of varying size (<= -s),
  *                                          wait until every one is acked
  *   pingpong -i IF -p PORT -d MAC:PORT -n N [-c]  8-byte ping-pong (-c: client, timed)
- *   self     -i IF -p PORT -n N            two ports in this process, send one to the other
+ *   self     -i IF -p PORT -n N [-c]       two ports in this process, send one to the other
+ *                                          (-c: ping-pong between them, timed)
  * Common: -t SECONDS overall timeout (default 60), -T MS peer timeout,
  * -r RTO_US, -w WINDOW, -L low class, -k KEY, -x (sender: expect the peer to
  * fail: every outstanding frame must fail with -FI_EIO), -q quiet, -b busy-poll
@@ -124,8 +125,12 @@ static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 	gm_msg_hdr_decode(f->body, &m);
 	s.peer = peer;
 	if (!strcmp(o.mode, "pingpong")) {
-		s.pong++;
-		if (!o.client) {
+		/* ctx 2: the echoing port of "self -c"; otherwise the role is -c */
+		bool server = ctx ? ctx == (void *)2 : !o.client;
+
+		if (!ctx || !server)
+			s.pong++;
+		if (server) {
 			int rc =
 			    gm_peer_send(peer, GM_FT_EAGER, f->body, f->body_len, NULL, 0, NULL);
 			if (rc)
@@ -331,8 +336,10 @@ static int run(struct gm_net *net, struct gm_port *port)
 			uint64_t want = s.pong + 1;
 			int rc;
 
-			if (i == warm)
+			if (i == warm) {
 				t_start = now_s();
+				cpu0 = cpu_s();
+			}
 			while ((rc = gm_peer_send(pr, GM_FT_EAGER, th, sizeof(th), &iov, 1,
 			                          NULL)) == -FI_EAGAIN)
 				gm_net_progress(net);
@@ -344,8 +351,11 @@ static int run(struct gm_net *net, struct gm_port *port)
 		}
 		if (s.pong < o.n + warm)
 			return fprintf(stderr, "FAIL: %" PRIu64 " pongs\n", s.pong), 1;
-		printf("OK pingpong 8 B: %.2f us half round trip (%" PRIu64 " iterations)\n",
-		       (now_s() - t_start) / (2.0 * o.n) * 1e6, o.n);
+		printf(
+		    "OK pingpong 8 B: %.2f us half round trip, this process used %.2f us CPU per "
+		    "half round trip (%" PRIu64 " iterations)\n",
+		    (now_s() - t_start) / (2.0 * o.n) * 1e6, (cpu_s() - cpu0) / (2.0 * o.n) * 1e6,
+		    o.n);
 		return 0;
 	}
 	while (s.pong < o.n + warm && now_s() < deadline && !s.bad)
@@ -467,7 +477,8 @@ int main(int argc, char **argv)
 		 * port receives what the first sends to our own MAC. */
 		struct gm_port *port2;
 
-		rc = gm_port_open(net, 0, GM_CLASS_HIGH, o.key, &ops, NULL, &port2);
+		rc = gm_port_open(net, 0, GM_CLASS_HIGH, o.key, &ops, o.client ? (void *)2 : NULL,
+		                  &port2);
 		if (rc) {
 			fprintf(stderr, "gm_port_open(any): %s\n", fi_strerror(-rc));
 			gm_net_close(net);
@@ -476,6 +487,12 @@ int main(int argc, char **argv)
 		gm_net_mac(net, o.dst.mac);
 		o.dst.port = gm_port_num(port2);
 		o.have_dst = true;
+		if (o.client) { /* one-process ping-pong: the stack without a scheduler */
+			o.mode = "pingpong";
+			rc = run(net, port);
+			gm_net_close(net);
+			return rc;
+		}
 		o.mode = "send";
 		rc = run(net, port);
 		if (!rc && (s.delivered != o.n || s.bad)) {
