@@ -544,7 +544,7 @@ Test(rel, malformed_frames_are_counted_and_dropped)
 	struct sim s = {.rng = 3};
 	struct node a, b;
 	struct gm_net_stats *st;
-	uint8_t f[256];
+	uint8_t f[256] = {0};
 	size_t len;
 
 	node_init(&s, &a, 0, 1, 10);
