@@ -84,8 +84,13 @@ static mca_btl_gamma_module_t *module_create(const char *ifname)
 			goto fail_pools;
 	}
 	m->enabled = true;
-	GAMMA_VERBOSE(10, "btl gamma: module on %s ready (provider %s, inject %zu B)", m->ifname,
-		      info->fabric_attr->prov_name, m->inject_size);
+	GAMMA_VERBOSE(10,
+		      "btl gamma: module on %s ready (provider %s, tclass %s, eager %zu B, "
+		      "max send %zu B, inject %zu B)",
+		      m->ifname, info->fabric_attr->prov_name,
+		      info->tx_attr->tclass == FI_TC_LOW_LATENCY ? "FI_TC_LOW_LATENCY"
+								 : "FI_TC_BULK_DATA",
+		      m->super.btl_eager_limit, m->super.btl_max_send_size, m->inject_size);
 	return m;
 
 fail_pools:
@@ -109,6 +114,12 @@ static mca_btl_base_module_t **gamma_component_init(int *num_btls, bool progress
 
 	*num_btls = 0;
 	c->num_modules = 0;
+	if (mpi_threads) {
+		/* Sends, progress and completions share unlocked module state. */
+		opal_output(0, "btl gamma: MPI_THREAD_MULTIPLE is not supported yet; fix: use "
+			       "MPI_Init/MPI_THREAD_FUNNELED, or another BTL; using other BTLs");
+		return NULL;
+	}
 	if (c->params.if_include && c->params.if_exclude) {
 		opal_output(0, "btl gamma: set btl_gamma_if_include or btl_gamma_if_exclude, not "
 			       "both; gamma disabled");

@@ -101,3 +101,9 @@ void gamma_frag_return(mca_btl_gamma_frag_t *frag)
 {
 	opal_free_list_return(frag->pool, &frag->base.super);
 }
+
+void gamma_frag_return_if_owned(mca_btl_gamma_frag_t *frag)
+{
+	if (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP)
+		gamma_frag_return(frag);
+}

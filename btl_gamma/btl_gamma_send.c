@@ -76,7 +76,8 @@ void gamma_send_complete(mca_btl_gamma_frag_t *frag, int status)
 {
 	const bool btl_owned = frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
 
-	if (frag->callback_owed && frag->base.des_cbfunc)
+	/* While finalizing the PML is gone: no callbacks into it. */
+	if (frag->callback_owed && frag->base.des_cbfunc && frag->module->enabled)
 		frag->base.des_cbfunc(&frag->module->super, frag->endpoint, &frag->base, status);
 	if (btl_owned)
 		gamma_frag_return(frag);
