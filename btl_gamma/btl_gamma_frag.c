@@ -47,7 +47,10 @@ static int pool_init(mca_btl_gamma_module_t *m, opal_free_list_t *fl, size_t cap
 
 int gamma_frag_pools_init(mca_btl_gamma_module_t *m)
 {
-	const size_t rx_len = sizeof(struct gamma_hdr) + m->super.btl_max_send_size;
+	/* 64-byte aligned buffers keep the PML header after our 8-byte header
+	 * 8-byte aligned whatever max_send_size is. */
+	const size_t rx_len =
+		(sizeof(struct gamma_hdr) + m->super.btl_max_send_size + 63) & ~(size_t)63;
 	struct gamma_pool_ctx *ctx = m->pool_ctx;
 
 	if (pool_init(m, &m->eager_frags, m->super.btl_eager_limit, &ctx[0]) ||
