@@ -195,7 +195,8 @@ int gamma_send_drain_pending(mca_btl_gamma_module_t *m);
 void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_t len);
 
 /* btl_gamma_endpoint.c */
-mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struct opal_proc_t *proc);
+mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m,
+						struct opal_proc_t *proc);
 void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why);
 
 /* btl_gamma_module.c */

@@ -52,6 +52,23 @@ static bool iface_is_up(const char *name, bool *exists)
 	return up;
 }
 
+/* A btl_gamma_if_include entry exists and is up; if not, say how to fix it. */
+static bool include_usable(const char *name)
+{
+	bool exists;
+	bool up = iface_is_up(name, &exists);
+
+	if (!exists)
+		opal_output(0, "btl gamma: interface \"%s\" (btl_gamma_if_include) does not exist "
+			       "on %s; fix: name one listed by `ip link`; using other BTLs",
+			    name, opal_process_info.nodename ?: "this host");
+	else if (!up)
+		opal_output(0, "btl gamma: interface \"%s\" is down; fix: `ip link set %s up` or "
+			       "choose another with btl_gamma_if_include; using other BTLs",
+			    name, name);
+	return exists && up;
+}
+
 static bool in_list(char **list, const char *name)
 {
 	for (int i = 0; list && list[i]; i++)
@@ -128,23 +145,9 @@ int gamma_iface_select(char ***names_out, int *count_out)
 		/* Interface problems first: they are the user's to fix, whatever
 		 * state the provider is in. */
 		incl = opal_argv_split(p->if_include, ',');
-		for (int i = 0; incl && incl[i]; i++) {
-			bool exists;
-			bool up = iface_is_up(incl[i], &exists);
-
-			if (!exists)
-				opal_output(0, "btl gamma: interface \"%s\" (btl_gamma_if_include) "
-					       "does not exist on %s; fix: name one listed by `ip link`; "
-					       "using other BTLs",
-					    incl[i], opal_process_info.nodename ?: "this host");
-			else if (!up)
-				opal_output(0, "btl gamma: interface \"%s\" is down; fix: `ip link set "
-					       "%s up` or choose another with btl_gamma_if_include; "
-					       "using other BTLs",
-					    incl[i], incl[i]);
-			else if (!in_list(chosen, incl[i]))
+		for (int i = 0; incl && incl[i]; i++)
+			if (include_usable(incl[i]) && !in_list(chosen, incl[i]))
 				opal_argv_append_nosize(&chosen, incl[i]);
-		}
 		opal_argv_free(incl);
 		if (!chosen)
 			return 0;
@@ -158,9 +161,10 @@ int gamma_iface_select(char ***names_out, int *count_out)
 			if (in_list(offered, incl[i]))
 				opal_argv_append_nosize(&chosen, incl[i]);
 			else
-				opal_output(0, "btl gamma: provider \"gamma\" does not offer interface "
-					       "\"%s\" (not Ethernet, or left out by FI_GAMMA_IFACE); "
-					       "fix: check `fi_info -p gamma`; using other BTLs",
+				opal_output(0, "btl gamma: provider \"gamma\" does not offer "
+					       "interface \"%s\" (not Ethernet, or left out by "
+					       "FI_GAMMA_IFACE); fix: check `fi_info -p gamma`; "
+					       "using other BTLs",
 					    incl[i]);
 		}
 		if (!chosen) {

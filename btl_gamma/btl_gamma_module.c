@@ -103,7 +103,8 @@ static int gamma_del_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opa
 	return OPAL_SUCCESS;
 }
 
-static int gamma_register_error(mca_btl_base_module_t *btl, mca_btl_base_module_error_cb_fn_t cbfunc)
+static int gamma_register_error(mca_btl_base_module_t *btl,
+				mca_btl_base_module_error_cb_fn_t cbfunc)
 {
 	((mca_btl_gamma_module_t *)btl)->error_cb = cbfunc;
 	return OPAL_SUCCESS;

@@ -50,8 +50,8 @@ if [ "$(id -u)" -eq 0 ]; then
 	veth=gbe$$
 	veth=${veth:0:15}
 	if ip link add "$veth" type veth peer name "${veth}p" 2>/dev/null; then
-		run "interface down" "btl gamma: interface \"$veth\" is down.*ip link set $veth up" \
-			--mca btl_gamma_if_include "$veth"
+		want="btl gamma: interface \"$veth\" is down.*ip link set $veth up"
+		run "interface down" "$want" --mca btl_gamma_if_include "$veth"
 	else
 		echo "skip: interface down (cannot create a veth pair here)"
 		veth=
