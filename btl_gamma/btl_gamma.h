@@ -148,6 +148,7 @@ int gamma_params_register(void);
 int gamma_iface_select(char ***names_out, int *count_out);
 void gamma_names_free(char **names, int count);
 bool gamma_dev_override(const char **prov_out);
+bool gamma_have_cap_net_raw(void);
 /* development override, to be removed: "any interface of the stand-in". */
 #define GAMMA_DEV_ANY_DOMAIN "*"
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/fi_errno.h>
+
 #include "opal/util/output.h"
 
 static int gamma_component_open(void);
@@ -49,12 +51,13 @@ static int gamma_component_close(void)
 	return OPAL_SUCCESS;
 }
 
-static mca_btl_gamma_module_t *module_create(const char *ifname)
+static mca_btl_gamma_module_t *module_create(const char *ifname, int *err)
 {
 	mca_btl_gamma_module_t *m;
 	struct fi_info *info = NULL;
 
-	if (gamma_fi_getinfo(ifname, &info))
+	*err = gamma_fi_getinfo(ifname, &info);
+	if (*err)
 		return NULL;
 	m = calloc(1, sizeof(*m));
 	if (!m) {
@@ -75,7 +78,8 @@ static mca_btl_gamma_module_t *module_create(const char *ifname)
 	snprintf(m->ifname, sizeof(m->ifname), "%s", info->domain_attr->name);
 	OBJ_CONSTRUCT(&m->pending, opal_list_t);
 	OBJ_CONSTRUCT(&m->endpoints, opal_list_t);
-	if (gamma_fi_open(m, info))
+	*err = gamma_fi_open(m, info);
+	if (*err)
 		goto fail;
 	if (gamma_frag_pools_init(m))
 		goto fail_fi;
@@ -129,9 +133,14 @@ static mca_btl_base_module_t **gamma_component_init(int *num_btls, bool progress
 		return NULL;
 
 	for (int i = 0; i < count && c->num_modules < GAMMA_MAX_MODULES; i++) {
-		mca_btl_gamma_module_t *m = module_create(names[i]);
+		int err = 0;
+		mca_btl_gamma_module_t *m = module_create(names[i], &err);
+
 		if (m)
 			c->modules[c->num_modules++] = m;
+		/* No permission on one interface means none on the others: one line. */
+		if (err == -FI_EPERM || err == -FI_EACCES)
+			break;
 	}
 	gamma_names_free(names, count);
 	if (c->num_modules == 0)

@@ -5,6 +5,7 @@
 #include "btl_gamma.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -14,6 +15,9 @@
 #include "opal/util/argv.h"
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
+
+/* linux/capability.h: CAP_NET_RAW */
+#define CAP_NET_RAW_BIT 13
 
 /* development override, to be removed: BTL_GAMMA_DEV_PROVIDER names another
  * libfabric provider (e.g. "tcp;ofi_rxm") so the data path can be exercised
@@ -69,6 +73,27 @@ static bool include_usable(const char *name)
 	return exists && up;
 }
 
+/* Effective CAP_NET_RAW, read from /proc so no libcap is needed; when it
+ * cannot be read, assume present and let the provider answer. */
+bool gamma_have_cap_net_raw(void)
+{
+	char line[256];
+	unsigned long long eff;
+	bool have = true;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			have = (eff >> CAP_NET_RAW_BIT) & 1;
+			break;
+		}
+	}
+	fclose(f);
+	return have;
+}
+
 static bool in_list(char **list, const char *name)
 {
 	for (int i = 0; list && list[i]; i++)
@@ -90,6 +115,12 @@ static int offered_domains(char ***out)
 			       "not in FI_PROVIDER_PATH or libfabric's provider directory); fix: "
 			       "`. tools/gamma-env.sh` in the gamma build tree, or `make install`; "
 			       "check with `fi_info -p gamma`; using other BTLs");
+		return rc;
+	}
+	if (rc && !gamma_have_cap_net_raw()) {
+		opal_output(0, "btl gamma: provider \"gamma\" offers no interface to this process, "
+			       "which lacks CAP_NET_RAW (needed for raw Ethernet frames); fix: run "
+			       "as root or `setcap cap_net_raw+ep` the program; using other BTLs");
 		return rc;
 	}
 	if (rc) {
