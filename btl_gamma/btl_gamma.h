@@ -147,10 +147,7 @@ int gamma_params_register(void);
 /* btl_gamma_iface.c */
 int gamma_iface_select(char ***names_out, int *count_out);
 void gamma_names_free(char **names, int count);
-bool gamma_dev_override(const char **prov_out);
 bool gamma_have_cap_net_raw(void);
-/* development override, to be removed: "any interface of the stand-in". */
-#define GAMMA_DEV_ANY_DOMAIN "*"
 
 /* btl_gamma_hwloc.c (no Open MPI headers there) */
 void gamma_hwloc_sort_nearest(char **names, int count);

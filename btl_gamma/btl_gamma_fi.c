@@ -47,32 +47,24 @@ static struct fi_info *make_hints(const char *prov, const char *domain)
 
 int gamma_fi_getinfo(const char *domain, struct fi_info **out)
 {
-	const char *prov = GAMMA_PROV_NAME;
 	struct fi_info *hints, *list = NULL;
-	bool single = false;
 	int rc;
 
 	*out = NULL;
-	gamma_dev_override(&prov); /* development override, to be removed */
-	if (domain && !strcmp(domain, GAMMA_DEV_ANY_DOMAIN)) {
-		domain = NULL;
-		single = true;
-	}
-	hints = make_hints(prov, domain);
+	hints = make_hints(GAMMA_PROV_NAME, domain);
 	if (!hints)
 		return -FI_ENOMEM;
 	rc = fi_getinfo(GAMMA_FI_VERSION, NULL, NULL, 0, hints, &list);
 	fi_freeinfo(hints);
 	if (rc)
 		return rc;
-	if (!domain && !single) {
+	if (!domain) {
 		*out = list;
 		return 0;
 	}
-	/* One interface wanted: keep its first offer only (checked here too, as
-	 * not every provider filters on the domain name). */
+	/* One interface wanted: keep its offer only. */
 	for (struct fi_info *fi = list; fi; fi = fi->next) {
-		if (single || (fi->domain_attr->name && !strcmp(fi->domain_attr->name, domain))) {
+		if (fi->domain_attr->name && !strcmp(fi->domain_attr->name, domain)) {
 			*out = fi_dupinfo(fi);
 			break;
 		}

@@ -19,21 +19,6 @@
 /* linux/capability.h: CAP_NET_RAW */
 #define CAP_NET_RAW_BIT 13
 
-/* development override, to be removed: BTL_GAMMA_DEV_PROVIDER names another
- * libfabric provider (e.g. "tcp;ofi_rxm") so the data path can be exercised
- * before gamma carries data. Without btl_gamma_if_include it takes the
- * stand-in's first offer, whatever its interface (GAMMA_DEV_ANY_DOMAIN). */
-bool gamma_dev_override(const char **prov_out)
-{
-	const char *dev = getenv("BTL_GAMMA_DEV_PROVIDER");
-
-	if (!dev || !*dev)
-		return false;
-	if (prov_out)
-		*prov_out = dev;
-	return true;
-}
-
 static bool iface_is_up(const char *name, bool *exists)
 {
 	struct ifreq ifr;
@@ -165,13 +150,6 @@ int gamma_iface_select(char ***names_out, int *count_out)
 
 	*names_out = NULL;
 	*count_out = 0;
-	/* development override, to be removed. */
-	if (gamma_dev_override(NULL) && !(p->if_include && *p->if_include)) {
-		opal_argv_append_nosize(&chosen, GAMMA_DEV_ANY_DOMAIN);
-		*names_out = chosen;
-		*count_out = 1;
-		return 0;
-	}
 	if (p->if_include && *p->if_include) {
 		/* Interface problems first: they are the user's to fix, whatever
 		 * state the provider is in. */

@@ -9,7 +9,6 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 fail() { echo "FAIL: $*"; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Keep the data path off gamma's stand-in: this test is about gamma itself.
-unset BTL_GAMMA_DEV_PROVIDER
 
 tmp=$(mktemp -d /tmp/btl-errors.XXXXXX)
 veth=

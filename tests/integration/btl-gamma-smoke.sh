@@ -11,7 +11,6 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-unset BTL_GAMMA_DEV_PROVIDER # this test is about gamma itself
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (veth pair, CAP_NET_RAW)"
 tmp=$(mktemp -d /tmp/btl-gamma-smoke.XXXXXX)
