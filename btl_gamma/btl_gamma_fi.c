@@ -71,7 +71,7 @@ int gamma_fi_getinfo(const char *domain, struct fi_info **out)
 	}
 	fi_freeinfo(list);
 	if (!*out)
-		return single ? -FI_ENOMEM : -FI_ENODATA;
+		return -FI_ENODATA;
 	return 0;
 }
 
