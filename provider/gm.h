@@ -135,6 +135,7 @@ enum gm_tx_state { GM_TX_QUEUED, GM_TX_WAIT_CTS, GM_TX_PULLED, GM_TX_SENT };
 
 struct gm_tx {
 	struct gm_list entry;
+	struct gm_list live_entry; /* on ep->tx_live until freed */
 	struct gm_ep *ep;
 	struct gm_conn *conn;
 	void *context;
@@ -215,6 +216,7 @@ struct gm_ep {
 	size_t conns_cap;
 	struct gm_list conn_list;  /* every conn of this endpoint */
 	struct gm_list tx_pending; /* conns with frames waiting for the window */
+	struct gm_list tx_live;    /* every gm_tx not yet freed, for close */
 	struct gm_list posted[2];     /* [0] untagged, [1] tagged receives */
 	struct gm_list unexpected[2];
 	struct gm_list rndv_rx;       /* receives pulling a rendezvous message */

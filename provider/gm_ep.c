@@ -483,6 +483,7 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 	gm_list_init(&ep->rndv_rx);
 	gm_list_init(&ep->conn_list);
 	gm_list_init(&ep->tx_pending);
+	gm_list_init(&ep->tx_live);
 	ep->fid.fid.fclass = FI_CLASS_EP;
 	ep->fid.fid.context = context;
 	ep->fid.fid.ops = &gm_ep_fi_ops;

@@ -100,8 +100,10 @@ static void tx_maybe_complete(struct gm_tx *tx)
 	if (!tx->reported &&
 	    (!tx->unacked || !(tx->flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE))))
 		tx_report(tx);
-	if (!tx->unacked)
+	if (!tx->unacked) {
+		gm_list_del(&tx->live_entry);
 		free(tx);
+	}
 }
 
 static size_t iov_slice(const struct iovec *iov, size_t cnt, uint64_t off, size_t len,
@@ -265,6 +267,7 @@ ssize_t gm_msg_send(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 		.state = GM_TX_QUEUED,
 	};
 	gm_list_init(&tx->entry);
+	gm_list_add_tail(&ep->tx_live, &tx->live_entry);
 	if (flags & FI_INJECT) {
 		gm_iov_copy_from(iov, count, 0, tx->inject_buf, len);
 		tx->iov[0] = (struct iovec){.iov_base = tx->inject_buf, .iov_len = len};
@@ -300,6 +303,7 @@ static int send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_
 	tx->state = GM_TX_QUEUED;
 	memcpy(tx->inject_buf, thdr, len);
 	gm_list_init(&tx->entry);
+	gm_list_add_tail(&conn->ep->tx_live, &tx->live_entry);
 	conn_queue(conn, tx);
 	return 0;
 }
@@ -920,11 +924,45 @@ const struct gm_port_ops gm_msg_port_ops = {
 	.peer_failed = port_peer_failed,
 };
 
+/* A receive dropped at close; a multi-recv buffer goes with its last slice. */
+static void rx_close_free(struct gm_rx *rx)
+{
+	struct gm_rx *parent = rx->multi_parent;
+
+	if (parent && --parent->multi_refs == 0 && parent->multi_retired)
+		free(parent);
+	free(rx);
+}
+
 /* The endpoint is closing: drop queued work without completions. */
 void gm_msg_ep_close(struct gm_ep *ep)
 {
-	struct gm_list *pos, *tmp, *p2, *t2;
+	struct gm_list *pos, *tmp;
 
+	/* Slices first: they hold references on multi-recv buffers still posted. */
+	gm_list_for_each_safe(&ep->rndv_rx, pos, tmp)
+	{
+		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
+		gm_list_del(&rx->rndv_entry);
+		rx_close_free(rx);
+	}
+	gm_list_for_each_safe(&ep->conn_list, pos, tmp)
+	{
+		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, ep_entry);
+		if (conn->rx_cur_rx)
+			rx_close_free(conn->rx_cur_rx);
+		conn->rx_cur_rx = NULL;
+	}
+	for (int q = 0; q < 2; q++) {
+		gm_list_for_each_safe(&ep->unexpected[q], pos, tmp)
+		{
+			struct gm_ux *ux = gm_list_entry(pos, struct gm_ux, entry);
+			gm_list_del(&ux->entry);
+			if (ux->bound)
+				rx_close_free(ux->bound);
+			ux_free(ux);
+		}
+	}
 	for (int q = 0; q < 2; q++) {
 		gm_list_for_each_safe(&ep->posted[q], pos, tmp)
 		{
@@ -932,38 +970,17 @@ void gm_msg_ep_close(struct gm_ep *ep)
 			gm_list_del(&rx->entry);
 			free(rx);
 		}
-		gm_list_for_each_safe(&ep->unexpected[q], pos, tmp)
-		{
-			struct gm_ux *ux = gm_list_entry(pos, struct gm_ux, entry);
-			gm_list_del(&ux->entry);
-			free(ux->bound);
-			ux_free(ux);
-		}
 	}
-	gm_list_for_each_safe(&ep->rndv_rx, pos, tmp)
-	{
-		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
-		gm_list_del(&rx->rndv_entry);
-		free(rx);
-	}
+	/*
+	 * Every send goes, also those whose frames the net still holds: the
+	 * port closes next and drops them without calling back.
+	 */
+	gm_list_for_each_safe(&ep->tx_live, pos, tmp)
+		free(gm_list_entry(pos, struct gm_tx, live_entry));
+	gm_list_init(&ep->tx_live);
 	gm_list_for_each_safe(&ep->conn_list, pos, tmp)
 	{
 		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, ep_entry);
-		gm_list_for_each_safe(&conn->tx_queue, p2, t2)
-		{
-			struct gm_tx *tx = gm_list_entry(p2, struct gm_tx, entry);
-			gm_list_del(&tx->entry);
-			if (!tx->unacked)
-				free(tx);
-			else
-				tx->internal = true; /* freed when the net drops its frames */
-		}
-		gm_list_for_each_safe(&conn->cts_wait, p2, t2)
-		{
-			struct gm_tx *tx = gm_list_entry(p2, struct gm_tx, entry);
-			gm_list_del(&tx->entry);
-			free(tx);
-		}
 		gm_peer_set_ctx(conn->peer, NULL);
 		free(conn);
 	}

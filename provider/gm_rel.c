@@ -413,6 +413,11 @@ bool gm_rel_peer_failed(const struct gm_peer *peer)
 	return peer->failed;
 }
 
+uint32_t gm_rel_peer_next_seq(const struct gm_peer *peer, uint32_t session)
+{
+	return peer->rx_known && peer->remote_session == session ? peer->rcv_nxt : session;
+}
+
 static unsigned send_limit(const struct gm_peer *pr)
 {
 	unsigned w = pr->port->rel->cfg.window;

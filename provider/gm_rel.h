@@ -76,5 +76,7 @@ struct gm_net_stats *gm_rel_stats(struct gm_rel *rel);
 /* Test hooks: peer state, for assertions. */
 uint32_t gm_rel_peer_in_flight(const struct gm_peer *peer);
 bool gm_rel_peer_failed(const struct gm_peer *peer);
+/* The seq the peer's next in-order frame must carry if it uses this session. */
+uint32_t gm_rel_peer_next_seq(const struct gm_peer *peer, uint32_t session);
 
 #endif /* GM_REL_H */

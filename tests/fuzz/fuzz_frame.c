@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * libFuzzer harness for everything a received frame touches: the
+ * reliability engine's parser (gm_rel_input: decode, checksum, port, key,
+ * session, ack/sack, sequence) and, for frames that pass it, the
+ * active-message handlers of gm_msg.c, reached through the real port ops
+ * on a minimal endpoint.  The input is a script (fuzz_format.h) of frames
+ * from two fake peers mixed with receives, sends and clock ticks, so the
+ * handlers meet posted receives, unexpected messages, rendezvous pulls and
+ * peer failures.  Receive buffers are malloc'd to their exact size, so
+ * AddressSanitizer sees any byte written past a posted buffer; every
+ * object is torn down after each input, so LeakSanitizer sees leaks.
+ *
+ * Linked here from the provider: gm_wire.c gm_rel.c gm_dq.c gm_match.c
+ * gm_msg.c.  This file supplies the few functions of the rest of the
+ * provider that gm_msg.c calls (the CQ, counters, AV lookup, the net's
+ * MTU), as small checked fakes.
+ */
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_format.h"
+#include "gm.h"
+#include "gm_rel.h"
+
+#define MAX_POSTED 64
+#define SRC_BYTES  (1u << 20)
+
+/* ---- what the rest of the provider would supply ---- */
+
+struct fi_provider gm_prov = {.name = "gamma-fuzz"};
+struct gm_params gm_params = {.window = 16, .rndv_threshold = 16384};
+
+static struct gm_ep *g_ep;
+static struct gm_addr g_peer_addr[FZ_NPEERS];
+static uint64_t g_completions;
+
+size_t gm_net_max_body(const struct gm_net *net)
+{
+	(void)net;
+	return FZ_MTU - sizeof(struct gm_hdr);
+}
+
+fi_addr_t gm_av_find(struct gm_av *av, const struct gm_addr *addr)
+{
+	(void)av;
+	for (int i = 0; i < FZ_NPEERS; i++)
+		if (!memcmp(&g_peer_addr[i], addr, sizeof(*addr)))
+			return (fi_addr_t)i;
+	return FI_ADDR_NOTAVAIL;
+}
+
+/* As gm_ep.c's, with the AV replaced by the fake peer table. */
+struct gm_conn *gm_ep_conn(struct gm_ep *ep, fi_addr_t fi_addr)
+{
+	struct gm_peer *peer;
+	struct gm_conn *conn;
+
+	if (fi_addr >= FZ_NPEERS)
+		return NULL;
+	if (ep->conns[fi_addr])
+		return ep->conns[fi_addr];
+	peer = gm_peer_get(ep->port, &g_peer_addr[fi_addr]);
+	if (!peer || !(conn = gm_conn_of_peer(ep, peer)))
+		return NULL;
+	conn->fi_addr = fi_addr;
+	ep->conns[fi_addr] = conn;
+	return conn;
+}
+
+/* A completion must name a context the harness handed out. */
+static void check_context(void *context)
+{
+	if (context && ((uintptr_t)context & 0xffff0000u) != 0xc0de0000u) {
+		fprintf(stderr, "completion with a context never posted: %p\n", context);
+		abort();
+	}
+}
+
+void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
+		 uint64_t data, uint64_t tag, fi_addr_t src)
+{
+	(void)cq, (void)flags, (void)buf, (void)data, (void)tag;
+	check_context(context);
+	if (len > SRC_BYTES * 4 || (src != FI_ADDR_NOTAVAIL && src >= FZ_NPEERS)) {
+		fprintf(stderr, "completion of %zu bytes from %lu: impossible\n", len,
+			(unsigned long)src);
+		abort();
+	}
+	g_completions++;
+}
+
+void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
+		     uint64_t data, uint64_t tag, size_t olen, int err)
+{
+	(void)cq, (void)flags, (void)len, (void)buf, (void)data, (void)tag, (void)olen;
+	check_context(context);
+	if (err <= 0) {
+		fprintf(stderr, "error completion with error %d\n", err);
+		abort();
+	}
+	g_completions++;
+}
+
+void gm_cntr_inc(struct gm_cntr *cntr)
+{
+	(void)cntr;
+}
+
+void gm_cntr_inc_err(struct gm_cntr *cntr)
+{
+	(void)cntr;
+}
+
+/* ---- the fake link: every frame we send is sanity-checked and dropped ---- */
+
+static int link_send(void *ctx, enum gm_class cls, const struct iovec *frames, unsigned n)
+{
+	(void)ctx, (void)cls;
+	for (unsigned i = 0; i < n; i++) {
+		struct gm_hdr h;
+		const uint8_t *f = frames[i].iov_base;
+
+		if (frames[i].iov_len > GM_ETH_HLEN + FZ_MTU ||
+		    gm_hdr_decode(f + GM_ETH_HLEN, frames[i].iov_len - GM_ETH_HLEN, &h) ||
+		    gm_frame_check(f + GM_ETH_HLEN, sizeof(h) + h.len)) {
+			fprintf(stderr, "the engine sent a malformed frame\n");
+			abort();
+		}
+	}
+	return (int)n;
+}
+
+/* ---- input reader ---- */
+
+struct rd {
+	const uint8_t *p;
+	size_t left;
+};
+
+static uint8_t rd8(struct rd *r)
+{
+	if (!r->left)
+		return 0;
+	r->left--;
+	return *r->p++;
+}
+
+static uint16_t rd16(struct rd *r)
+{
+	uint16_t hi = rd8(r);
+
+	return (uint16_t)(hi << 8 | rd8(r));
+}
+
+static void rdn(struct rd *r, void *dst, size_t n)
+{
+	size_t k = n < r->left ? n : r->left;
+
+	memcpy(dst, r->p, k);
+	memset((uint8_t *)dst + k, 0, n - k);
+	r->p += k;
+	r->left -= k;
+}
+
+/* ---- one run ---- */
+
+struct run {
+	struct gm_rel *rel;
+	struct gm_port *port;
+	struct gm_ep ep;
+	struct gm_conn *conns[FZ_NPEERS];
+	uint8_t *bufs[MAX_POSTED];
+	unsigned nbufs;
+	uint64_t now;
+};
+
+static const uint8_t our_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
+static uint8_t *g_src; /* what our sends carry */
+
+static uint32_t peer_session(unsigned i)
+{
+	return 0x70000000u + i * 0x01000000u;
+}
+
+static void do_frame(struct run *run, struct rd *r)
+{
+	uint8_t ctl = rd8(r), frame[GM_ETH_HLEN + FZ_MTU];
+	unsigned pi = rd8(r) % FZ_NPEERS;
+	size_t blen = rd16(r) % (FZ_MTU - sizeof(struct gm_hdr) + 1), len;
+	uint8_t *gm = frame + GM_ETH_HLEN;
+	struct gm_hdr h;
+
+	memcpy(frame, our_mac, 6);
+	memcpy(frame + 6, g_peer_addr[pi].mac, 6);
+	frame[12] = GM_ETHERTYPE_DEFAULT >> 8;
+	frame[13] = GM_ETHERTYPE_DEFAULT & 0xff;
+	rdn(r, gm, sizeof(h));
+	rdn(r, gm + sizeof(h), blen);
+	len = GM_ETH_HLEN + sizeof(h) + blen;
+
+	/* Raw decode (no validation), repair, re-encode. */
+	gm_hdr_decode(gm, sizeof(h), &h);
+	if (!(ctl & FZ_RAW_SHAPE)) {
+		h.version = GM_WIRE_VERSION;
+		h.type = (uint8_t)(h.type % (GM_FT_MAX - 1) + 1);
+		h.len = (uint16_t)blen;
+	}
+	if (!(ctl & FZ_RAW_ADDR)) {
+		h.dst_port = FZ_PORT;
+		h.src_port = g_peer_addr[pi].port;
+		h.key = FZ_KEY;
+		h.session = peer_session(pi);
+	}
+	if (!(ctl & FZ_RAW_FLAGS))
+		h.flags = h.type == GM_FT_ACK ? (uint8_t)GM_F_ACK : (uint8_t)GM_F_SEQ;
+	if (!(ctl & FZ_RAW_SEQ)) {
+		struct gm_peer *pr = gm_peer_get(run->port, &g_peer_addr[pi]);
+
+		if (pr)
+			h.seq = gm_rel_peer_next_seq(pr, h.session);
+	}
+	gm_hdr_encode(gm, &h);
+	if (!(ctl & FZ_RAW_CSUM))
+		gm_frame_seal(gm, sizeof(h) + (h.len <= blen ? h.len : blen));
+	if (ctl & FZ_CUT)
+		len = rd8(r) * len / 256;
+	gm_rel_input(run->rel, frame, len, run->now);
+}
+
+static void do_recv(struct run *run, struct rd *r)
+{
+	uint8_t fl = rd8(r);
+	size_t len = rd16(r) * ((fl & FZ_BIG) ? 64u : 1u);
+	uint8_t tag = rd8(r);
+	uint64_t flags = FI_RECV | ((fl & FZ_TAGGED) ? FI_TAGGED : FI_MSG);
+	fi_addr_t src = (fl & FZ_DIRECTED) ? (fi_addr_t)(tag & 1) : FI_ADDR_UNSPEC;
+	struct iovec iov;
+	uint8_t *buf;
+
+	if (run->nbufs == MAX_POSTED)
+		return;
+	if ((fl & FZ_MULTI) && !(fl & FZ_TAGGED))
+		flags |= FI_MULTI_RECV;
+	/* Exact size (at least 1 byte, for a valid pointer): ASan guards the end. */
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return;
+	run->bufs[run->nbufs] = buf;
+	iov = (struct iovec){.iov_base = buf, .iov_len = len};
+	if (gm_msg_recv(&run->ep, &iov, 1, src, tag, (fl & 0x80) ? ~0ull : 0,
+			(void *)(uintptr_t)(0xc0de0000u + run->nbufs), flags) == 0)
+		run->nbufs++;
+	else
+		free(buf);
+}
+
+static void do_send(struct run *run, struct rd *r)
+{
+	uint8_t fl = rd8(r);
+	size_t len = rd16(r) * ((fl & FZ_BIG) ? 64u : 1u);
+	fi_addr_t dest = rd8(r) % FZ_NPEERS;
+	uint64_t flags = FI_SEND | ((fl & FZ_TAGGED) ? FI_TAGGED : FI_MSG) |
+			 ((fl & FZ_DATA) ? FI_REMOTE_CQ_DATA : 0);
+	struct iovec iov = {.iov_base = g_src, .iov_len = len < SRC_BYTES ? len : SRC_BYTES};
+
+	gm_msg_send(&run->ep, &iov, 1, dest, fl, 42, (void *)(uintptr_t)0xc0deffffu, flags);
+}
+
+static void run_setup(struct run *run)
+{
+	const struct gm_rel_cfg cfg = {
+		.mac = {0x02, 0, 0, 0, 0, 0x01},
+		.ethertype = GM_ETHERTYPE_DEFAULT,
+		.dq = true,
+		.low_share = 8,
+		.window = 16,
+		.rto_us = 1000,
+		.peer_timeout_ms = 50,
+		.max_frame = FZ_MTU,
+		.max_bufs = 128,
+	};
+	const struct gm_rel_link link = {.send = link_send};
+	static struct fi_info info;
+	static struct gm_domain dom; /* net stays NULL: gm_net_max_body above ignores it */
+	struct gm_ep *ep = &run->ep;
+
+	memset(run, 0, sizeof(*run));
+	run->now = 1000000;
+	info.caps = GM_CAPS;
+	ep->info = &info;
+	ep->dom = &dom;
+	ep->av = (struct gm_av *)&info; /* non-NULL: lookups go to gm_av_find above */
+	ep->tx_cq = ep->rx_cq = (struct gm_cq *)&info;
+	ep->enabled = true;
+	ep->min_multi_recv = 64;
+	ep->next_recv_id = 1;
+	ep->conns = run->conns;
+	ep->conns_cap = FZ_NPEERS;
+	for (int i = 0; i < 2; i++) {
+		gm_list_init(&ep->posted[i]);
+		gm_list_init(&ep->unexpected[i]);
+	}
+	gm_list_init(&ep->rndv_rx);
+	gm_list_init(&ep->conn_list);
+	gm_list_init(&ep->tx_pending);
+	gm_list_init(&ep->tx_live);
+	if (gm_rel_create(&cfg, &link, &run->rel) ||
+	    gm_rel_port_open(run->rel, FZ_PORT, GM_CLASS_HIGH, FZ_KEY, FZ_SESSION, &gm_msg_port_ops,
+			     ep, &ep->port))
+		abort();
+	run->port = ep->port;
+	g_ep = ep;
+}
+
+/* In the order gm_ep.c closes an endpoint, then the domain's net. */
+static void run_teardown(struct run *run)
+{
+	gm_msg_ep_close(&run->ep);
+	gm_rel_port_close(run->port);
+	gm_rel_destroy(run->rel);
+	for (unsigned i = 0; i < run->nbufs; i++)
+		free(run->bufs[i]);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc, (void)argv;
+	for (unsigned i = 0; i < FZ_NPEERS; i++)
+		g_peer_addr[i] = (struct gm_addr){.mac = {0x02, 0, 0, 0, 1, (uint8_t)i},
+						  .port = (uint16_t)(100 + i)};
+	g_src = malloc(SRC_BYTES);
+	for (unsigned i = 0; i < SRC_BYTES; i++)
+		g_src[i] = (uint8_t)(i * 7 + 3);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct rd r = {data, size};
+	struct run run;
+
+	run_setup(&run);
+	while (r.left) {
+		uint8_t op = rd8(&r) % FZ_NOPS;
+
+		if (op < FZ_RECV)
+			do_frame(&run, &r);
+		else if (op == FZ_RECV)
+			do_recv(&run, &r);
+		else if (op == FZ_SEND)
+			do_send(&run, &r);
+		else if (op == FZ_TICK) {
+			run.now += rd8(&r) * 1000ull;
+			gm_rel_flush(run.rel, run.now);
+			gm_msg_progress_ep(&run.ep);
+		} else {
+			gm_msg_cancel(&run.ep, (void *)(uintptr_t)(0xc0de0000u + rd8(&r) % MAX_POSTED));
+		}
+		gm_rel_flush(run.rel, run.now);
+		gm_msg_progress_ep(&run.ep);
+	}
+	run_teardown(&run);
+	return 0;
+}
