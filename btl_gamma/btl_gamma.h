@@ -154,6 +154,7 @@ void gamma_hwloc_sort_nearest(char **names, int count);
 
 /* btl_gamma_fi.c */
 int gamma_fi_getinfo(const char *domain, struct fi_info **out);
+uint32_t gamma_job_key(void);
 bool gamma_fi_provider_loaded(void);
 int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info);
 void gamma_fi_flush(mca_btl_gamma_module_t *m);

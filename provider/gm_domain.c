@@ -97,7 +97,7 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 	if (!dom)
 		return -FI_ENOMEM;
 	snprintf(dom->ifname, sizeof(dom->ifname), "%s", info->domain_attr->name);
-	if (info->domain_attr->auth_key)
+	if (info->domain_attr->auth_key && info->domain_attr->auth_key_size)
 		memcpy(&dom->auth_key, info->domain_attr->auth_key, sizeof(uint32_t));
 	np.ifname = dom->ifname;
 	ret = gm_net_open(&np, &dom->net);

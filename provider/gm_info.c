@@ -153,6 +153,19 @@ static struct fi_info *info_template(const char *ifname)
 	return fi;
 }
 
+/* The offer carries the key asked for: fi_domain/fi_endpoint take it from there. */
+static bool copy_key(uint8_t **dst, size_t *dst_size, const uint8_t *key, size_t size)
+{
+	if (!key || !size)
+		return true;
+	*dst = malloc(size);
+	if (!*dst)
+		return false;
+	memcpy(*dst, key, size);
+	*dst_size = size;
+	return true;
+}
+
 /* Narrow the template to the hints; false if the hints cannot be met. */
 static bool apply_hints(struct fi_info *fi, const struct fi_info *h)
 {
@@ -218,6 +231,12 @@ static bool apply_hints(struct fi_info *fi, const struct fi_info *h)
 			return false;
 		fi->rx_attr->op_flags = h->rx_attr->op_flags;
 	}
+	if (h->domain_attr && !copy_key(&fi->domain_attr->auth_key, &fi->domain_attr->auth_key_size,
+					h->domain_attr->auth_key, h->domain_attr->auth_key_size))
+		return false;
+	if (h->ep_attr && !copy_key(&fi->ep_attr->auth_key, &fi->ep_attr->auth_key_size,
+				    h->ep_attr->auth_key, h->ep_attr->auth_key_size))
+		return false;
 	fi->tx_attr->caps &= fi->caps | FI_SEND;
 	fi->rx_attr->caps &= fi->caps | FI_RECV;
 	return true;

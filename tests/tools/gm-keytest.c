@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Job isolation by auth_key, through the public libfabric API:
+ *
+ *   gm-keytest IF_A IF_B
+ *
+ * A (on IF_A) and B (on IF_B) share key K1; C (on IF_B) has K2, set at
+ * domain level (hints->domain_attr->auth_key, as btl gamma does); D (on
+ * IF_B) has K2 at endpoint level (ep_attr->auth_key over a K1 domain).
+ * A->B must deliver every byte; A->C and A->D must deliver nothing, the
+ * sends (FI_TRANSMIT_COMPLETE: done when acknowledged) failing once the peer timeout passes (run with a short
+ * FI_GAMMA_PEER_TIMEOUT), and C->A nothing either.  The frames C and D
+ * drop are counted as bad_key: run with FI_GAMMA_STATS=1 and check the
+ * counters printed at close (tests/integration/isolation.sh does).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#define K1 0x1111aaaau
+#define K2 0x2222bbbbu
+#define NMSG 3
+
+struct side {
+	const char *name, *ifname;
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+};
+
+static void die(const char *what, int rc)
+{
+	fprintf(stderr, "FAIL: %s: %d (%s)\n", what, rc, fi_strerror(rc < 0 ? -rc : rc));
+	exit(1);
+}
+
+#define CHK(call)                                                                                  \
+	do {                                                                                       \
+		int _r = (int)(call);                                                              \
+		if (_r < 0)                                                                        \
+			die(#call, _r);                                                            \
+	} while (0)
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static uint8_t *key_dup(uint32_t key)
+{
+	uint8_t *k = malloc(sizeof(key));
+
+	if (!k)
+		die("malloc", -FI_ENOMEM);
+	memcpy(k, &key, sizeof(key));
+	return k;
+}
+
+/* dom_key goes in the getinfo hints; ep_key (if any) on the endpoint's info. */
+static void side_open(struct side *s, uint32_t dom_key, uint32_t ep_key)
+{
+	struct fi_info *hints = fi_allocinfo();
+	uint32_t got;
+
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG;
+	hints->mode = FI_CONTEXT;
+	hints->fabric_attr->prov_name = strdup("gamma");
+	hints->domain_attr->name = strdup(s->ifname);
+	hints->domain_attr->auth_key = key_dup(dom_key);
+	hints->domain_attr->auth_key_size = sizeof(dom_key);
+	CHK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &s->info));
+	fi_freeinfo(hints);
+	/* The offer must carry the key asked for. */
+	if (s->info->domain_attr->auth_key_size != sizeof(got))
+		die("fi_getinfo dropped the domain auth_key", -FI_EINVAL);
+	memcpy(&got, s->info->domain_attr->auth_key, sizeof(got));
+	if (got != dom_key)
+		die("fi_getinfo changed the domain auth_key", -FI_EINVAL);
+	if (ep_key) {
+		free(s->info->ep_attr->auth_key);
+		s->info->ep_attr->auth_key = key_dup(ep_key);
+		s->info->ep_attr->auth_key_size = sizeof(ep_key);
+	}
+	CHK(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
+	CHK(fi_domain(s->fabric, s->info, &s->domain, NULL));
+	struct fi_av_attr av = {.type = FI_AV_TABLE};
+	CHK(fi_av_open(s->domain, &av, &s->av, NULL));
+	struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE};
+	CHK(fi_cq_open(s->domain, &cq, &s->cq, NULL));
+	CHK(fi_endpoint(s->domain, s->info, &s->ep, NULL));
+	CHK(fi_ep_bind(s->ep, &s->av->fid, 0));
+	CHK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
+	CHK(fi_enable(s->ep));
+}
+
+static void side_close(struct side *s)
+{
+	CHK(fi_close(&s->ep->fid));
+	CHK(fi_close(&s->cq->fid));
+	CHK(fi_close(&s->av->fid));
+	CHK(fi_close(&s->domain->fid));
+	CHK(fi_close(&s->fabric->fid));
+	fi_freeinfo(s->info);
+}
+
+static fi_addr_t insert(struct side *from, struct side *to)
+{
+	char addr[64];
+	size_t len = sizeof(addr);
+	fi_addr_t fa;
+
+	CHK(fi_getname(&to->ep->fid, addr, &len));
+	if (fi_av_insert(from->av, addr, 1, &fa, 0, NULL) != 1)
+		die("fi_av_insert", -FI_EINVAL);
+	return fa;
+}
+
+static struct side *all[4];
+
+/* Progress every side; count successful and failed completions of s. */
+static void poll_all(struct side *s, int *ok, int *err)
+{
+	for (int i = 0; i < 4; i++) {
+		struct fi_cq_msg_entry e;
+		ssize_t r = fi_cq_read(all[i]->cq, &e, all[i] == s ? 1 : 0);
+
+		if (all[i] != s)
+			continue;
+		if (r == 1) {
+			(*ok)++;
+		} else if (r == -FI_EAVAIL) {
+			struct fi_cq_err_entry ee = {0};
+			CHK(fi_cq_readerr(s->cq, &ee, 0));
+			(*err)++;
+		} else if (r != -FI_EAGAIN) {
+			die("fi_cq_read", (int)r);
+		}
+	}
+}
+
+static uint8_t pattern(int m, size_t i)
+{
+	return (uint8_t)(m * 37 + i * 11 + (i >> 7));
+}
+
+/*
+ * NMSG messages from -> to; to has NMSG receives posted.  Returns how many
+ * arrived (each checked byte by byte); the sends must all complete, in
+ * error if nothing arrived, within timeout.
+ */
+static int exchange(struct side *from, struct side *to, double timeout, bool expect_delivery)
+{
+	static uint8_t sbuf[NMSG][3000], rbuf[NMSG][3000];
+	struct fi_context sctx[NMSG], rctx[NMSG];
+	fi_addr_t dest = insert(from, to);
+	int sent_ok = 0, sent_err = 0, rcvd = 0, rerr = 0;
+	double t0 = now_s();
+
+	insert(to, from);
+	memset(rbuf, 0, sizeof(rbuf));
+	for (int m = 0; m < NMSG; m++) {
+		for (size_t i = 0; i < sizeof(sbuf[m]); i++)
+			sbuf[m][i] = pattern(m, i);
+		CHK(fi_recv(to->ep, rbuf[m], sizeof(rbuf[m]), NULL, FI_ADDR_UNSPEC, &rctx[m]));
+	}
+	for (int m = 0; m < NMSG; m++) {
+		/* one eager and two medium (fragmented) messages */
+		size_t len = m ? sizeof(sbuf[m]) : 100;
+		ssize_t r;
+		struct iovec iov = {.iov_base = sbuf[m], .iov_len = len};
+		struct fi_msg msg = {.msg_iov = &iov, .iov_count = 1, .addr = dest,
+				     .context = &sctx[m]};
+		/* complete only once the peer acknowledged: a dropped send must fail */
+		while ((r = fi_sendmsg(from->ep, &msg, FI_TRANSMIT_COMPLETE | FI_COMPLETION)) ==
+		       -FI_EAGAIN)
+			poll_all(from, &sent_ok, &sent_err);
+		CHK(r);
+	}
+	while (sent_ok + sent_err < NMSG || (expect_delivery && rcvd < NMSG)) {
+		poll_all(from, &sent_ok, &sent_err);
+		poll_all(to, &rcvd, &rerr);
+		if (now_s() - t0 > timeout) {
+			fprintf(stderr, "FAIL: %s->%s: %d sends done (%d failed), %d received in %.0f s\n",
+				from->name, to->name, sent_ok + sent_err, sent_err, rcvd, timeout);
+			exit(1);
+		}
+	}
+	/* Give stray deliveries a moment to show up. */
+	for (double t1 = now_s(); now_s() - t1 < 0.2;)
+		poll_all(to, &rcvd, &rerr);
+	for (int m = 0; m < rcvd && m < NMSG; m++) {
+		size_t len = m ? sizeof(sbuf[m]) : 100;
+		for (size_t i = 0; i < len; i++)
+			if (rbuf[m][i] != pattern(m, i)) {
+				fprintf(stderr, "FAIL: %s->%s message %d byte %zu: 0x%02x, want 0x%02x\n",
+					from->name, to->name, m, i, rbuf[m][i], pattern(m, i));
+				exit(1);
+			}
+	}
+	printf("%s->%s: %d sent, %d failed, %d received\n", from->name, to->name, sent_ok, sent_err,
+	       rcvd);
+	if (expect_delivery && (rcvd != NMSG || sent_err)) {
+		fprintf(stderr, "FAIL: same key, yet not every message went through\n");
+		exit(1);
+	}
+	if (!expect_delivery && (rcvd || sent_ok)) {
+		fprintf(stderr, "FAIL: a message crossed between different keys\n");
+		exit(1);
+	}
+	return rcvd;
+}
+
+int main(int argc, char **argv)
+{
+	struct side A = {.name = "A(K1)"}, B = {.name = "B(K1)"}, C = {.name = "C(K2 domain)"},
+		    D = {.name = "D(K2 ep)"};
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s IF_A IF_B\n", argv[0]);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	A.ifname = argv[1];
+	B.ifname = C.ifname = D.ifname = argv[2];
+	side_open(&A, K1, 0);
+	side_open(&B, K1, 0);
+	side_open(&C, K2, 0);
+	side_open(&D, K1, K2);
+	all[0] = &A, all[1] = &B, all[2] = &C, all[3] = &D;
+	exchange(&A, &B, 30, true);
+	exchange(&A, &C, 60, false);
+	exchange(&A, &D, 60, false);
+	exchange(&C, &A, 60, false);
+	side_close(&D);
+	side_close(&C);
+	side_close(&B);
+	side_close(&A);
+	printf("ok: same key delivers, different keys (domain or endpoint level) do not\n");
+	return 0;
+}
