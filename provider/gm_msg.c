@@ -651,6 +651,23 @@ static struct gm_rx *match_posted(struct gm_ep *ep, struct gm_conn *conn,
 	return rx ? rx_take(rx, m->msg_len) : NULL;
 }
 
+/* Abandon the medium message being reassembled from conn, failing its receive. */
+static void conn_drop_partial(struct gm_conn *conn, int err)
+{
+	if (conn->rx_cur_rx) {
+		rx_complete(conn->rx_cur_rx, err);
+		conn->rx_cur_rx = NULL;
+	}
+	if (conn->rx_cur) {
+		struct gm_ux *ux = conn->rx_cur;
+		gm_list_del(&ux->entry);
+		if (ux->bound)
+			rx_complete(ux->bound, err);
+		ux_free(ux);
+		conn->rx_cur = NULL;
+	}
+}
+
 static void on_msg_first(struct gm_ep *ep, struct gm_conn *conn, uint8_t type, const void *body,
 			 size_t len)
 {
@@ -666,6 +683,15 @@ static void on_msg_first(struct gm_ep *ep, struct gm_conn *conn, uint8_t type, c
 		GM_WARN(FI_LOG_EP_DATA, "dropping malformed frame type %u (len %zu, msg_len %lu)\n",
 			type, dlen, (unsigned long)m.msg_len);
 		return;
+	}
+	if (conn->rx_cur || conn->rx_cur_rx) {
+		/*
+		 * A sender never interleaves messages, so the one in progress
+		 * is cut short: fail it rather than leave its receive hanging.
+		 */
+		GM_WARN(FI_LOG_EP_DATA, "message %u started before message %u ended: dropped\n",
+			m.msg_id, conn->rx_cur_id);
+		conn_drop_partial(conn, FI_EIO);
 	}
 	rx = match_posted(ep, conn, &m);
 	if (rx) {
@@ -903,18 +929,7 @@ static void port_peer_failed(void *ctx, struct gm_peer *peer, int err)
 		gm_list_del(&rx->rndv_entry);
 		rx_complete(rx, e);
 	}
-	if (conn->rx_cur_rx) {
-		rx_complete(conn->rx_cur_rx, e);
-		conn->rx_cur_rx = NULL;
-	}
-	if (conn->rx_cur) {
-		struct gm_ux *ux = conn->rx_cur;
-		gm_list_del(&ux->entry);
-		if (ux->bound)
-			rx_complete(ux->bound, e);
-		ux_free(ux);
-		conn->rx_cur = NULL;
-	}
+	conn_drop_partial(conn, e);
 }
 
 const struct gm_port_ops gm_msg_port_ops = {
