@@ -1,0 +1,86 @@
+#!/bin/bash
+# Job isolation by auth_key.
+#  1. libfabric level (gm-keytest over a veth pair): endpoints with the same
+#     key exchange verified messages; endpoints with different keys, set at
+#     domain or endpoint level, exchange nothing (their sends fail), and the
+#     receivers count the frames as bad_key (FI_GAMMA_STATS).
+#  2. MPI level: two jobs at once over btl gamma on the same 2-node cluster
+#     links, NPB CG class S each; both verify, and each job's ranks share
+#     one key that differs from the other job's (btl gamma derives it from
+#     the job id).
+. "$(dirname "$0")/cluster-lib.sh" is
+KEYTEST=$BUILT/tools/gm-keytest
+[ -x "$KEYTEST" ] || fail "$KEYTEST not built (make check builds it)"
+. "$top/tools/gamma-env.sh"
+FI_GAMMA_IFACE= timeout 30 fi_info -p gamma >/dev/null 2>&1 ||
+	skip "provider gamma not loadable (fi_info -p gamma)"
+
+# ---- 1. libfabric level ----
+a=ik${NAME}a b=ik${NAME}b
+icleanup()
+{
+	ip link del "$a" 2>/dev/null
+	cleanup
+}
+trap icleanup EXIT
+ip link add "$a" type veth peer name "$b" || fail "veth $a"
+ip link set "$a" up && ip link set "$b" up || fail "veth up"
+out=$(FI_GAMMA_IFACE=$a,$b FI_GAMMA_STATS=1 FI_GAMMA_PEER_TIMEOUT=1000 \
+	timeout 300 "$KEYTEST" "$a" "$b" 2>&1) || fail "gm-keytest: $out"
+echo "$out"
+grep -q '^ok: same key delivers' <<<"$out" || fail "gm-keytest printed no verdict"
+# bad_key counted: by C and D on $b (A's frames), by A on $a (C's frames).
+badkey() { grep "^gamma stats $1:" <<<"$out" | sed -E 's/.* key ([0-9]+) version.*/\1/' |
+	awk '{s += $1} END {print s + 0}'; }
+kb=$(badkey "$b") ka=$(badkey "$a")
+[ "$kb" -ge 6 ] || fail "frames with a foreign key not counted on $b: bad_key $kb"
+[ "$ka" -ge 3 ] || fail "frames with a foreign key not counted on $a: bad_key $ka"
+ok "libfabric: same key delivers; different keys isolate; bad_key $kb on $b, $ka on $a"
+
+# ---- 2. two MPI jobs at once on the same links ----
+command -v mpirun >/dev/null || skip "mpirun not installed"
+command -v unshare >/dev/null || skip "unshare not installed"
+CG=
+for d in "$BUILT/../npb-runs/bin" "$top/npb-runs/bin"; do
+	[ -z "$CG" ] && [ -x "$d/cg" ] && CG=$d/cg
+done
+[ -n "$CG" ] || skip "NPB cg not built (make in npb-runs)"
+up "$NAME" --nodes 2 --netns
+n0=gc-$NAME-n0 n1=gc-$NAME-n1
+hf=$("$GC" hostfile "$NAME") || fail "hostfile"
+sub=$("$GC" subnet "$NAME") || fail "subnet"
+job() {
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FI_GAMMA_STATS=1 \
+		timeout 300 mpirun --hostfile "$hf" -np 2 --bind-to none \
+		--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
+		--mca pml ob1 --mca btl self,vader,gamma --mca btl_gamma_if_include "$n0,$n1" \
+		--mca btl_base_verbose 10 \
+		-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path -x FI_GAMMA_STATS \
+		"$CG" S >"$WORK/job$1.out" 2>&1
+}
+job 1 &
+p1=$!
+job 2 &
+p2=$!
+BGPIDS="$BGPIDS $p1 $p2"
+wait $p1
+r1=$?
+wait $p2
+r2=$?
+for j in 1 2; do
+	o=$(cat "$WORK/job$j.out")
+	rc=$r1
+	[ $j = 2 ] && rc=$r2
+	[ "$rc" -eq 0 ] || fail "job $j failed (rc $rc): $(tail -30 <<<"$o")"
+	grep -q 'Verification    =               SUCCESSFUL' <<<"$o" ||
+		fail "job $j: CG did not verify: $(tail -30 <<<"$o")"
+	keys=$(grep -o 'job key 0x[0-9a-f]*' <<<"$o" | awk '{print $3}' | sort -u)
+	[ "$(grep -c 'job key' <<<"$o")" -eq 2 ] && [ "$(wc -w <<<"$keys")" -eq 1 ] ||
+		fail "job $j: its two ranks do not share one key: $(grep 'job key' <<<"$o")"
+	eval "key$j=$keys"
+	grep "^gamma stats" <<<"$o"
+	# Both jobs' frames reached each interface's socket filter; none failed a peer.
+	grep "^gamma stats" <<<"$o" | grep -qv 'peers failed 0$' && fail "job $j: a peer failed"
+done
+[ "$key1" != "$key2" ] || fail "the two jobs got the same key $key1"
+ok "two concurrent MPI jobs on the same links verified; keys $key1 and $key2"
