@@ -702,7 +702,11 @@ void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t no
 		rel->st.bad_version++;
 		return;
 	}
-	if (rc) {
+	/*
+	 * A frame longer than our MTU (a NIC may take more; the ring slot has
+	 * slack) would overflow a reorder buffer: drop it like any bad header.
+	 */
+	if (rc || HDR_LEN + h.len > rel->cfg.max_frame) {
 		rel->st.bad_hdr++;
 		return;
 	}

@@ -43,6 +43,7 @@ enum { FZ_FRAME = 0, FZ_RECV = 4, FZ_SEND = 5, FZ_TICK = 6, FZ_CANCEL = 7, FZ_NO
 
 #define FZ_NPEERS  2
 #define FZ_MTU     1500
+#define FZ_OVERSIZE 256 /* frames may exceed the MTU by this much */
 #define FZ_PORT    7
 #define FZ_KEY     0x5eed1234u
 #define FZ_SESSION 1000u /* our port's session: our seqs start here */

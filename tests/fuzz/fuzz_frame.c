@@ -187,9 +187,10 @@ static uint32_t peer_session(unsigned i)
 
 static void do_frame(struct run *run, struct rd *r)
 {
-	uint8_t ctl = rd8(r), frame[GM_ETH_HLEN + FZ_MTU];
+	/* Up to FZ_OVERSIZE bytes beyond the MTU: links may hand up what the NIC took. */
+	uint8_t ctl = rd8(r), frame[GM_ETH_HLEN + FZ_MTU + FZ_OVERSIZE];
 	unsigned pi = rd8(r) % FZ_NPEERS;
-	size_t blen = rd16(r) % (FZ_MTU - sizeof(struct gm_hdr) + 1), len;
+	size_t blen = rd16(r) % (FZ_MTU + FZ_OVERSIZE - sizeof(struct gm_hdr) + 1), len;
 	uint8_t *gm = frame + GM_ETH_HLEN;
 	struct gm_hdr h;
 

@@ -186,6 +186,17 @@ int main(int argc, char **argv)
 	put8(0);
 	err |= save(d, "cancel");
 
+	/* A frame longer than the MTU, out of order: it must not be buffered. */
+	{
+		static uint8_t big[FZ_MTU + FZ_OVERSIZE - sizeof(struct gm_hdr)];
+		struct gm_msg_hdr m = {.msg_len = sizeof(big) - sizeof(m)};
+		gm_msg_hdr_encode(big, &m);
+		frame_ctl(FZ_RAW_SEQ, 0,
+			  &(struct gm_hdr){.type = GM_FT_EAGER - 1, .seq = 0x70000000u + 1}, big,
+			  sizeof(big));
+	}
+	err |= save(d, "oversize-out-of-order");
+
 	/* Hostile: wrong key, bad checksum, wrong version, cut short. */
 	frame_ctl(FZ_RAW_ADDR, 1, &(struct gm_hdr){.type = GM_FT_EAGER - 1, .dst_port = FZ_PORT,
 						    .key = 0xbad}, "x", 1);
