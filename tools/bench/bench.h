@@ -138,24 +138,42 @@ static void bench_fill(uint8_t *b, size_t size, uint32_t stamp)
 		b[i] = bench_byte(size, stamp, i);
 }
 
-/* Cheap per-iteration check: the first, middle and last bytes carry the stamp. */
+/* Cheap per-iteration check: small messages whole, larger ones at STAMP_POINTS
+ * bytes spread evenly over the message (and its last byte), so any systematic
+ * corruption shows at once without a full pass in the timed loop. */
+#define STAMP_WHOLE_MAX 256
+#define STAMP_POINTS 64
+
+static inline size_t bench_stamp_at(size_t size, int k)
+{
+	return k < STAMP_POINTS ? (size / STAMP_POINTS) * k + k % 7 : size - 1;
+}
+
 static void bench_stamp(uint8_t *b, size_t size, uint32_t stamp)
 {
-	if (size == 0)
+	if (size <= STAMP_WHOLE_MAX) {
+		bench_fill(b, size, stamp);
 		return;
-	size_t at[3] = { 0, size / 2, size - 1 };
-	for (int k = 0; k < 3; k++)
-		b[at[k]] = bench_byte(size, stamp, at[k]);
+	}
+	for (int k = 0; k <= STAMP_POINTS; k++) {
+		size_t at = bench_stamp_at(size, k);
+		b[at] = bench_byte(size, stamp, at);
+	}
 }
 
 static int bench_stamp_ok(const uint8_t *b, size_t size, uint32_t stamp)
 {
-	if (size == 0)
+	if (size <= STAMP_WHOLE_MAX) {
+		for (size_t i = 0; i < size; i++)
+			if (b[i] != bench_byte(size, stamp, i))
+				return 0;
 		return 1;
-	size_t at[3] = { 0, size / 2, size - 1 };
-	for (int k = 0; k < 3; k++)
-		if (b[at[k]] != bench_byte(size, stamp, at[k]))
+	}
+	for (int k = 0; k <= STAMP_POINTS; k++) {
+		size_t at = bench_stamp_at(size, k);
+		if (b[at] != bench_byte(size, stamp, at))
 			return 0;
+	}
 	return 1;
 }
 

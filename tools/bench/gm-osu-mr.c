@@ -1,7 +1,7 @@
 /* OSU-style message rate, rank 0 -> rank 1: windows of --window (64) non-blocking
  * 8-byte sends (--min/--max to change the size), each window acknowledged;
  * messages per second, median of --reps repetitions. Every message is checked
- * whole, and a full window is verified after each size.
+ * (see window.h), and a full window is verified after each size.
  */
 #include "window.h"
 

@@ -1,14 +1,12 @@
 /* The windowed sender/receiver loop shared by gm-osu-bw and gm-osu-mr: rank 0
  * posts `window` non-blocking sends, rank 1 `window` receives into separate
  * buffers, then rank 1 acknowledges with a small message. Message j of window w
- * carries stamp (w * window + j): small messages are checked whole, larger ones at
- * their stamped bytes, every message of every window. */
+ * carries stamp (w * window + j), checked (bench_stamp_ok) in every message of
+ * every window. */
 #ifndef GM_BENCH_WINDOW_H
 #define GM_BENCH_WINDOW_H
 
 #include "bench.h"
-
-#define WHOLE_CHECK_MAX 64
 
 struct window_bufs {
 	uint8_t *s, *r; /* window slots of `max` bytes each */
@@ -22,24 +20,6 @@ static void window_alloc(struct window_bufs *b, const struct bench_opts *o)
 	b->s = bench_alloc(b->slot * o->window);
 	b->r = bench_alloc(b->slot * o->window);
 	b->rq = bench_alloc(sizeof(MPI_Request) * o->window);
-}
-
-static void window_mark(uint8_t *m, size_t size, uint32_t stamp)
-{
-	if (size <= WHOLE_CHECK_MAX)
-		bench_fill(m, size, stamp);
-	else
-		bench_stamp(m, size, stamp);
-}
-
-static int window_ok(const uint8_t *m, size_t size, uint32_t stamp)
-{
-	if (size > WHOLE_CHECK_MAX)
-		return bench_stamp_ok(m, size, stamp);
-	for (size_t i = 0; i < size; i++)
-		if (m[i] != bench_byte(size, stamp, i))
-			return 0;
-	return 1;
 }
 
 /* Runs `warmup` then `iters` windows; returns seconds for the timed windows. */
@@ -56,7 +36,7 @@ static double window_run(struct window_bufs *b, int window, size_t size, long it
 		if (bench_rank == 0) {
 			for (int j = 0; j < window; j++) {
 				uint8_t *m = b->s + b->slot * j;
-				window_mark(m, size, base + j);
+				bench_stamp(m, size, base + j);
 				MPI_Isend(m, (int)size, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &b->rq[j]);
 			}
 			MPI_Waitall(window, b->rq, MPI_STATUSES_IGNORE);
@@ -69,7 +49,7 @@ static double window_run(struct window_bufs *b, int window, size_t size, long it
 					  MPI_COMM_WORLD, &b->rq[j]);
 			MPI_Waitall(window, b->rq, MPI_STATUSES_IGNORE);
 			for (int j = 0; j < window; j++)
-				if (!window_ok(b->r + b->slot * j, size, base + j))
+				if (!bench_stamp_ok(b->r + b->slot * j, size, base + j))
 					bench_stamp_fail(size, w, what);
 			ack = (int)base;
 			MPI_Send(&ack, 1, MPI_INT, peer, 4, MPI_COMM_WORLD);
