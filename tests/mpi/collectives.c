@@ -11,7 +11,8 @@
 static int64_t v(int rank, long i, int salt)
 {
 	return (int64_t)(suite_mix(((uint64_t)rank << 40) ^ ((uint64_t)i << 8) ^ (uint64_t)salt) >>
-			 24) - (1LL << 38);
+	                 24) -
+	       (1LL << 38);
 }
 
 static int64_t canary64(void)
@@ -38,8 +39,8 @@ static void check_v(const char *what, const int64_t *b, long n, int rank, long f
 	for (long i = 0; i < n; i++) {
 		int64_t want = v(rank, first + i, salt);
 		if (b[i] != want) {
-			suite_error("%s: element %ld (from rank %d) got %lld want %lld", what, i, rank,
-				    (long long)b[i], (long long)want);
+			suite_error("%s: element %ld (from rank %d) got %lld want %lld", what, i,
+			            rank, (long long)b[i], (long long)want);
 			return;
 		}
 	}
@@ -72,13 +73,13 @@ static int64_t reduce_expect(MPI_Op op, long i, int salt, int nranks)
 }
 
 static void check_reduced(const char *what, const int64_t *b, long n, MPI_Op op, int salt,
-			  int nranks)
+                          int nranks)
 {
 	for (long i = 0; i < n; i++) {
 		int64_t want = reduce_expect(op, i, salt, nranks);
 		if (b[i] != want) {
 			suite_error("%s: element %ld got %lld want %lld", what, i, (long long)b[i],
-				    (long long)want);
+			            (long long)want);
 			return;
 		}
 	}
@@ -93,7 +94,7 @@ static void barrier_test(int rounds)
 		if (S.rank == root) {
 			for (int i = 0; i < 2000 && !flag; i++)
 				MPI_Iprobe(MPI_ANY_SOURCE, 300 + r, MPI_COMM_WORLD, &flag,
-					   MPI_STATUS_IGNORE);
+				           MPI_STATUS_IGNORE);
 			CHECK(!flag, "barrier round %d: a rank left before root %d entered", r,
 			      root);
 		}
@@ -102,7 +103,7 @@ static void barrier_test(int rounds)
 			for (int k = 0; k < S.size - 1; k++) {
 				int x;
 				MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 300 + r, MPI_COMM_WORLD,
-					 MPI_STATUS_IGNORE);
+				         MPI_STATUS_IGNORE);
 			}
 		} else {
 			MPI_Send(&r, 1, MPI_INT, root, 300 + r, MPI_COMM_WORLD);
@@ -124,8 +125,8 @@ static void bcast_test(long n, int root)
 
 static void reduce_tests(long n, int root)
 {
-	MPI_Op ops[] = { MPI_SUM, MPI_MAX, MPI_MIN, MPI_BXOR };
-	const char *names[] = { "sum", "max", "min", "bxor" };
+	MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_BXOR};
+	const char *names[] = {"sum", "max", "min", "bxor"};
 	int64_t *s = suite_alloc(n * sizeof(*s)), *r = suite_alloc((n + 8) * sizeof(*r));
 	char what[64];
 	for (int o = 0; o < 4; o++) {
@@ -188,7 +189,7 @@ static void gather_scatter_tests(long base, int root)
 	fill_v(s, mine, S.rank, 21);
 	set_canary(r, total + 8);
 	MPI_Gatherv(s, (int)mine, MPI_INT64_T, r, counts, displs, MPI_INT64_T, root,
-		    MPI_COMM_WORLD);
+	            MPI_COMM_WORLD);
 	snprintf(what, sizeof(what), "gatherv root %d", root);
 	if (S.rank == root)
 		for (int k = 0; k < P; k++) {
@@ -213,7 +214,7 @@ static void gather_scatter_tests(long base, int root)
 			fill_v(sv + displs[k], counts[k], k, 23);
 	set_canary(r, mine + 8);
 	MPI_Scatterv(sv, counts, displs, MPI_INT64_T, r, (int)mine, MPI_INT64_T, root,
-		     MPI_COMM_WORLD);
+	             MPI_COMM_WORLD);
 	snprintf(what, sizeof(what), "scatterv root %d", root);
 	check_v(what, r, mine, S.rank, 0, 23);
 	check_canary(what, r + mine, 8);
@@ -223,8 +224,7 @@ static void gather_scatter_tests(long base, int root)
 	if (root == 0) {
 		fill_v(s, base, S.rank, 24);
 		set_canary(r, base * P + 8);
-		MPI_Allgather(s, (int)base, MPI_INT64_T, r, (int)base, MPI_INT64_T,
-			      MPI_COMM_WORLD);
+		MPI_Allgather(s, (int)base, MPI_INT64_T, r, (int)base, MPI_INT64_T, MPI_COMM_WORLD);
 		for (int k = 0; k < P; k++)
 			check_v("allgather", r + k * base, base, k, 0, 24);
 		check_canary("allgather", r + base * P, 8);
@@ -232,7 +232,7 @@ static void gather_scatter_tests(long base, int root)
 		fill_v(s, mine, S.rank, 25);
 		set_canary(r, total + 8);
 		MPI_Allgatherv(s, (int)mine, MPI_INT64_T, r, counts, displs, MPI_INT64_T,
-			       MPI_COMM_WORLD);
+		               MPI_COMM_WORLD);
 		for (int k = 0; k < P; k++) {
 			check_v("allgatherv", r + displs[k], counts[k], k, 0, 25);
 			check_canary("allgatherv", r + displs[k] + counts[k], 3);
@@ -301,7 +301,7 @@ static void alltoall_tests(long base)
 	/* alltoallw: byte displacements, and the type sent to odd ranks is a vector
 	 * (every other element) while receivers always take contiguous int64s. */
 	MPI_Datatype every2, *st = suite_alloc(P * sizeof(MPI_Datatype)),
-			     *rt = suite_alloc(P * sizeof(MPI_Datatype));
+	                     *rt = suite_alloc(P * sizeof(MPI_Datatype));
 	MPI_Type_vector((int)base, 1, 2, MPI_INT64_T, &every2);
 	MPI_Type_commit(&every2);
 	int *swc = suite_alloc(P * sizeof(int)), *swd = suite_alloc(P * sizeof(int));
@@ -317,7 +317,7 @@ static void alltoall_tests(long base)
 	for (int k = 0; k < P; k++)
 		for (long i = 0; i < 2 * base; i++)
 			s[k * 2 * base + i] = k % 2 ? (i % 2 ? canary64() : a2a(me, k, i / 2, 32))
-						    : a2a(me, k, i, 32);
+			                            : a2a(me, k, i, 32);
 	set_canary(r, P * (base + 1) + 8);
 	MPI_Alltoallw(s, swc, swd, st, r, rwc, rwd, rt, MPI_COMM_WORLD);
 	for (int k = 0; k < P; k++) {
@@ -452,18 +452,19 @@ int main(int argc, char **argv)
 	barrier_test(4 * S.size);
 	suite_item("barrier x%d: nobody leaves before the root enters", 4 * S.size);
 
-	static const long counts[] = { 1, 7, 40000 }; /* 40000 x 8 B: past any eager limit */
+	static const long counts[] = {1, 7, 40000}; /* 40000 x 8 B: past any eager limit */
 	for (int c = 0; c < 3; c++) {
 		long n = counts[c];
 		for (int root = 0; root < S.size; root++) {
 			bcast_test(n, root);
 			suite_item("bcast %ld x int64 root %d", n, root);
 			reduce_tests(n, root);
-			suite_item("reduce+allreduce(+in place) sum/max/min/bxor %ld x int64 root %d",
-				   n, root);
+			suite_item(
+			    "reduce+allreduce(+in place) sum/max/min/bxor %ld x int64 root %d", n,
+			    root);
 			gather_scatter_tests(n, root);
 			suite_item("gather(v)/scatter(v)%s base %ld root %d",
-				   root ? "" : "/allgather(v)", n, root);
+			           root ? "" : "/allgather(v)", n, root);
 		}
 		alltoall_tests(n);
 		suite_item("alltoall/alltoallv/alltoallw base %ld", n);

@@ -22,7 +22,7 @@ static void ring_on(MPI_Comm comm, const char *name, size_t n)
 	suite_fill(s, n, suite_seed(S.rank, n, 60));
 	MPI_Status st;
 	MPI_Sendrecv(s, (int)n, MPI_BYTE, right, 5, rb, (int)(n + SUITE_GUARD), MPI_BYTE, left, 5,
-		     comm, &st);
+	             comm, &st);
 	char what[96];
 	snprintf(what, sizeof(what), "ring on %s, %zu B from comm rank %d", name, n, left);
 	suite_check_status(what, &st, left, 5, MPI_BYTE, (int)n);
@@ -88,7 +88,7 @@ static void dup_test(void)
 	MPI_Isend(&on_world, 1, MPI_INT, right, 9, MPI_COMM_WORLD, &rq[1]);
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Recv(&got_w, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
-		 MPI_STATUS_IGNORE);
+	         MPI_STATUS_IGNORE);
 	MPI_Recv(&got_d, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, d, MPI_STATUS_IGNORE);
 	MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
 	CHECK(got_w == 2000 + left, "dup: receive on WORLD got %d, expected %d", got_w,
@@ -147,13 +147,13 @@ int main(int argc, char **argv)
 	for (int round = 0; round < 3; round++) {
 		split_test();
 		suite_item("split by parity (reversed keys): ranks, allreduce, bcast, p2p ring #%d",
-			   round);
+		           round);
 		dup_test();
 		suite_item("dup: congruent, context isolation from WORLD, p2p, allreduce #%d",
-			   round);
+		           round);
 		create_test();
 		suite_item("create from a reversed group without rank 0: ranks, allreduce, p2p #%d",
-			   round);
+		           round);
 	}
 	return suite_finish();
 }

@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 	    (strcmp(mode, "kill") && strcmp(mode, "abort") && strcmp(mode, "exit") &&
 	     strcmp(mode, "mpi-abort")))
 		suite_usage_error(argv[0], "usage: die [VICTIM<nprocs (>=2 ranks)] "
-					   "[kill|abort|exit|mpi-abort] [ROUNDS>=0]");
+		                           "[kill|abort|exit|mpi-abort] [ROUNDS>=0]");
 
 	/* Healthy traffic first, so the death happens on a working connection. */
 	int right = (S.rank + 1) % S.size, left = (S.rank + S.size - 1) % S.size;
@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 		MPI_Status st;
 		suite_fill(s, n, suite_seed(S.rank, n, i));
 		MPI_Sendrecv(s, (int)n, MPI_BYTE, right, 1, r, (int)(n + SUITE_GUARD), MPI_BYTE,
-			     left, 1, MPI_COMM_WORLD, &st);
+		             left, 1, MPI_COMM_WORLD, &st);
 		suite_check_msg("die: exchange before the death", r, n, suite_seed(left, n, i));
 	}
 	suite_item("die: %d ring exchanges before rank %d dies (%s)", rounds, victim, mode);
@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 			MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
 		usleep(200000); /* let the others block in their receives */
 		fprintf(stderr, "die: rank %d dies now (%s) with a %d-byte send in flight\n",
-			S.rank, mode, BIG);
+		        S.rank, mode, BIG);
 		fflush(stderr);
 		if (!strcmp(mode, "kill"))
 			raise(SIGKILL);
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 	for (;;) {
 		MPI_Status st;
 		MPI_Recv(r, BIG + SUITE_GUARD, MPI_BYTE, victim, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-		fprintf(stderr, "die: rank %d received %s from rank %d, waiting for more\n",
-			S.rank, "a message", victim);
+		fprintf(stderr, "die: rank %d received %s from rank %d, waiting for more\n", S.rank,
+		        "a message", victim);
 	}
 }

@@ -16,7 +16,7 @@
 static int64_t val(int rank, long i, int salt)
 {
 	return (int64_t)(suite_mix(((uint64_t)rank << 36) ^ ((uint64_t)i << 6) ^ (uint64_t)salt) >>
-			 20);
+	                 20);
 }
 
 static void check(const char *what, const int64_t *b, long n, int rank, int salt)
@@ -24,7 +24,7 @@ static void check(const char *what, const int64_t *b, long n, int rank, int salt
 	for (long i = 0; i < n; i++)
 		if (b[i] != val(rank, i, salt)) {
 			suite_error("%s: element %ld got %lld want %lld", what, i, (long long)b[i],
-				    (long long)val(rank, i, salt));
+			            (long long)val(rank, i, salt));
 			return;
 		}
 }
@@ -37,7 +37,7 @@ static void check_acc(const char *what, const int64_t *b, long n, int salt)
 			want += val(k, i, salt);
 		if (b[i] != want) {
 			suite_error("%s: element %ld got %lld want %lld", what, i, (long long)b[i],
-				    (long long)want);
+			            (long long)want);
 			return;
 		}
 	}
@@ -69,7 +69,7 @@ static void fence_test(MPI_Win win, int64_t *base, long N, int salt)
 		src[i] = val(S.rank, i, salt + 2);
 	for (int k = 0; k < S.size; k++)
 		MPI_Accumulate(src, (int)N, MPI_INT64_T, k, 2 * N, (int)N, MPI_INT64_T, MPI_SUM,
-			       win);
+		               win);
 	MPI_Win_fence(0, win);
 	check("fence put", base, N, left, salt);
 	check("fence get", got, N, right, salt + 1);
@@ -109,7 +109,7 @@ static void lock_test(MPI_Win win, int64_t *base, long N, int salt)
 		int t = (S.rank + k) % S.size;
 		MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win);
 		MPI_Accumulate(acc, (int)N, MPI_INT64_T, t, 2 * N, (int)N, MPI_INT64_T, MPI_SUM,
-			       win);
+		               win);
 		MPI_Win_unlock(t, win);
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -129,21 +129,23 @@ int main(int argc, char **argv)
 	suite_init(&argc, &argv);
 	if (argc > 1)
 		suite_usage_error(argv[0], "usage: onesided [--quick]");
-	static const long sizes[] = { 1, 100, 200000 };
+	static const long sizes[] = {1, 100, 200000};
 	for (int s = 0; s < 3; s++) {
 		long N = sizes[s];
 		int64_t *base;
 		MPI_Win win;
 		MPI_Alloc_mem((3 * N + 8) * sizeof(int64_t), MPI_INFO_NULL, &base);
-		MPI_Win_create(base, (3 * N + 8) * sizeof(int64_t), sizeof(int64_t),
-			       MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+		MPI_Win_create(base, (3 * N + 8) * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
+		               MPI_COMM_WORLD, &win);
 		for (int round = 0; round < 2; round++) {
 			fence_test(win, base, N, 10 * round + 100 * s);
-			suite_item("fence: put/get ring + accumulate(sum) from all, %ld x int64 #%d",
-				   N, round);
+			suite_item(
+			    "fence: put/get ring + accumulate(sum) from all, %ld x int64 #%d", N,
+			    round);
 			lock_test(win, base, N, 10 * round + 100 * s + 5);
-			suite_item("lock/unlock: put/get ring + accumulate(sum) from all, %ld x int64 #%d",
-				   N, round);
+			suite_item(
+			    "lock/unlock: put/get ring + accumulate(sum) from all, %ld x int64 #%d",
+			    N, round);
 		}
 		MPI_Win_free(&win);
 		MPI_Free_mem(base);

@@ -11,7 +11,7 @@
  */
 #include "suite.h"
 
-#define NTAGS 4
+#define NTAGS  4
 #define MAXLEN 96
 
 struct hdr {
@@ -20,7 +20,8 @@ struct hdr {
 
 static int msg_len(int src, int dst, int k)
 {
-	return (int)sizeof(struct hdr) + (src * 7 + dst * 3 + k) % (MAXLEN - (int)sizeof(struct hdr));
+	return (int)sizeof(struct hdr) +
+	       (src * 7 + dst * 3 + k) % (MAXLEN - (int)sizeof(struct hdr));
 }
 
 static int msg_tag(int k)
@@ -30,7 +31,7 @@ static int msg_tag(int k)
 
 static void fill_msg(uint8_t *b, int src, int dst, int k, int seq, int phase)
 {
-	struct hdr h = { src, msg_tag(k), seq, msg_len(src, dst, k) };
+	struct hdr h = {src, msg_tag(k), seq, msg_len(src, dst, k)};
 	memcpy(b, &h, sizeof(h));
 	suite_fill(b + sizeof(h), h.len - sizeof(h), suite_seed(src, dst, phase * 1000003 + k));
 }
@@ -48,7 +49,7 @@ static void post_sends(int m, int phase, uint8_t *sbuf, MPI_Request *rq)
 			uint8_t *b = sbuf + (size_t)n * MAXLEN;
 			fill_msg(b, S.rank, dst, k, seq[dst * NTAGS + msg_tag(k)]++, phase);
 			MPI_Isend(b, msg_len(S.rank, dst, k), MPI_BYTE, dst, msg_tag(k),
-				  MPI_COMM_WORLD, &rq[n++]);
+			          MPI_COMM_WORLD, &rq[n++]);
 		}
 	free(seq);
 }
@@ -69,13 +70,13 @@ static void verify(const uint8_t *b, const MPI_Status *st, int *next_seq, int **
 	if (h.src != st->MPI_SOURCE || h.tag != st->MPI_TAG || h.len != count || h.src < 0 ||
 	    h.src >= S.size || h.tag < 0 || h.tag >= NTAGS) {
 		suite_error("storm: header src %d tag %d len %d, status src %d tag %d count %d",
-			    h.src, h.tag, h.len, st->MPI_SOURCE, st->MPI_TAG, count);
+		            h.src, h.tag, h.len, st->MPI_SOURCE, st->MPI_TAG, count);
 		return;
 	}
 	int *ns = &next_seq[h.src * NTAGS + h.tag];
 	if (h.seq != *ns) {
 		suite_error("storm: from %d tag %d got seq %d, expected %d (order broken)", h.src,
-			    h.tag, h.seq, *ns);
+		            h.tag, h.seq, *ns);
 		*ns = h.seq + 1;
 		return;
 	}
@@ -83,14 +84,14 @@ static void verify(const uint8_t *b, const MPI_Status *st, int *next_seq, int **
 	int k = k_of[h.tag][h.seq];
 	if (k < 0 || msg_len(h.src, S.rank, k) != count) {
 		suite_error("storm: from %d tag %d seq %d: unexpected length %d", h.src, h.tag,
-			    h.seq, count);
+		            h.seq, count);
 		return;
 	}
 	size_t d = suite_first_diff(b + sizeof(h), count - sizeof(h),
-				    suite_seed(h.src, S.rank, phase * 1000003 + k));
+	                            suite_seed(h.src, S.rank, phase * 1000003 + k));
 	if (d != (size_t)-1)
 		suite_error("storm: from %d tag %d seq %d: payload byte %zu wrong", h.src, h.tag,
-			    h.seq, d);
+		            h.seq, d);
 }
 
 static void storm(int m, int phase)
@@ -104,7 +105,7 @@ static void storm(int m, int phase)
 	int *next_seq = suite_alloc(P * NTAGS * sizeof(int));
 	memset(next_seq, 0, P * NTAGS * sizeof(int));
 	/* k_of[tag][seq]: which loop index produced the seq-th message with that tag */
-	int *k_of[NTAGS], cnt[NTAGS] = { 0 };
+	int *k_of[NTAGS], cnt[NTAGS] = {0};
 	for (int t = 0; t < NTAGS; t++) {
 		k_of[t] = suite_alloc(m * sizeof(int));
 		for (int i = 0; i < m; i++)
@@ -116,7 +117,7 @@ static void storm(int m, int phase)
 	if (phase == 0) { /* preposted wildcards */
 		for (int i = 0; i < total; i++)
 			MPI_Irecv(rbuf + (size_t)i * MAXLEN, MAXLEN, MPI_BYTE, MPI_ANY_SOURCE,
-				  MPI_ANY_TAG, MPI_COMM_WORLD, &rrq[i]);
+			          MPI_ANY_TAG, MPI_COMM_WORLD, &rrq[i]);
 		MPI_Barrier(MPI_COMM_WORLD);
 		post_sends(m, phase, sbuf, srq);
 	} else if (phase == 1) { /* unexpected: everything arrives before any receive */
@@ -124,7 +125,7 @@ static void storm(int m, int phase)
 		MPI_Barrier(MPI_COMM_WORLD);
 		for (int i = 0; i < total; i++)
 			MPI_Irecv(rbuf + (size_t)i * MAXLEN, MAXLEN, MPI_BYTE, MPI_ANY_SOURCE,
-				  MPI_ANY_TAG, MPI_COMM_WORLD, &rrq[i]);
+			          MPI_ANY_TAG, MPI_COMM_WORLD, &rrq[i]);
 	} else { /* directed: per source and tag, peers in reverse order */
 		post_sends(m, phase, sbuf, srq);
 		int i = 0;
@@ -133,7 +134,7 @@ static void storm(int m, int phase)
 			for (int t = 0; t < NTAGS; t++)
 				for (int s = 0; s < cnt[t]; s++, i++)
 					MPI_Irecv(rbuf + (size_t)i * MAXLEN, MAXLEN, MPI_BYTE, src,
-						  t, MPI_COMM_WORLD, &rrq[i]);
+					          t, MPI_COMM_WORLD, &rrq[i]);
 		}
 	}
 	MPI_Waitall(total, rrq, st);
@@ -172,13 +173,13 @@ int main(int argc, char **argv)
 			suite_usage_error(argv[0], "usage: storm [--quick] [--msgs N]");
 		}
 	}
-	static const char *const names[] = { "preposted ANY_SOURCE/ANY_TAG",
-					     "unexpected (sends before receives)",
-					     "directed receives, peers reversed" };
+	static const char *const names[] = {"preposted ANY_SOURCE/ANY_TAG",
+	                                    "unexpected (sends before receives)",
+	                                    "directed receives, peers reversed"};
 	for (int phase = 0; phase < 3; phase++) {
 		storm(m, phase);
 		suite_item("storm %s: %d msgs to each of %d ranks, order per (source, tag), data",
-			   names[phase], m, S.size);
+		           names[phase], m, S.size);
 	}
 	return suite_finish();
 }

@@ -49,7 +49,7 @@ static void bench_init(int *argc, char ***argv, struct bench_opts *o, size_t dmi
 	MPI_Init(argc, argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &bench_rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &bench_size);
-	*o = (struct bench_opts){ dmin, dmax, -1, -1, 5, 64, 0 };
+	*o = (struct bench_opts){dmin, dmax, -1, -1, 5, 64, 0};
 	for (int i = 1; i < *argc; i++) {
 		const char *a = (*argv)[i], *v = i + 1 < *argc ? (*argv)[i + 1] : NULL;
 		if (!strcmp(a, "--min"))
@@ -105,7 +105,7 @@ static const char *bench_mpi_name(void)
 }
 
 static void bench_header(const struct bench_opts *o, const char *name, const char *unit,
-			 const char *what)
+                         const char *what)
 {
 	if (bench_rank)
 		return;
@@ -142,7 +142,7 @@ static void bench_fill(uint8_t *b, size_t size, uint32_t stamp)
  * bytes spread evenly over the message (and its last byte), so any systematic
  * corruption shows at once without a full pass in the timed loop. */
 #define STAMP_WHOLE_MAX 256
-#define STAMP_POINTS 64
+#define STAMP_POINTS    64
 
 static inline size_t bench_stamp_at(size_t size, int k)
 {
@@ -183,17 +183,18 @@ static void bench_verify(const uint8_t *b, size_t size, uint32_t stamp, const ch
 	for (size_t i = 0; i < size; i++)
 		if (b[i] != bench_byte(size, stamp, i)) {
 			fprintf(stderr,
-				"rank %d: %s: DATA ERROR at byte %zu of %zu (got 0x%02x want "
-				"0x%02x): no result reported\n",
-				bench_rank, what, i, size, b[i], bench_byte(size, stamp, i));
+			        "rank %d: %s: DATA ERROR at byte %zu of %zu (got 0x%02x want "
+			        "0x%02x): no result reported\n",
+			        bench_rank, what, i, size, b[i], bench_byte(size, stamp, i));
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
 }
 
 static void bench_stamp_fail(size_t size, long iter, const char *what)
 {
-	fprintf(stderr, "rank %d: %s: DATA ERROR in iteration %ld at size %zu: no result reported\n",
-		bench_rank, what, iter, size);
+	fprintf(stderr,
+	        "rank %d: %s: DATA ERROR in iteration %ld at size %zu: no result reported\n",
+	        bench_rank, what, iter, size);
 	MPI_Abort(MPI_COMM_WORLD, 1);
 }
 

@@ -18,9 +18,11 @@ static double pingpong(size_t size, long iters, long warmup, uint8_t *s, uint8_t
 		if (bench_rank == 0) {
 			bench_stamp(s, size, stamp);
 			MPI_Send(s, (int)size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-			MPI_Recv(r, (int)size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Recv(r, (int)size, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+			         MPI_STATUS_IGNORE);
 		} else {
-			MPI_Recv(r, (int)size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Recv(r, (int)size, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+			         MPI_STATUS_IGNORE);
 			MPI_Send(r, (int)size, MPI_BYTE, peer, 1, MPI_COMM_WORLD); /* echo */
 		}
 		if (!bench_stamp_ok(r, size, stamp))
@@ -55,13 +57,16 @@ int main(int argc, char **argv)
 	double *lat = bench_alloc(o.reps * sizeof(double));
 	bench_header(&o, "gm-osu-latency", "latency_us", "half round trip, ranks 0<->1");
 	for (size_t size = o.min; size <= o.max; size = bench_next(size)) {
-		long iters = o.iters > 0 ? o.iters : size <= 8192 ? 10000 : size <= (1 << 20) ? 1000 : 100;
+		long iters = o.iters > 0         ? o.iters
+		             : size <= 8192      ? 10000
+		             : size <= (1 << 20) ? 1000
+		                                 : 100;
 		long warmup = o.warmup >= 0 ? o.warmup : size <= 8192 ? 1000 : 10;
 		if (bench_rank < 2)
 			bench_fill(s, size, 0);
 		for (int k = 0; k < o.reps; k++)
 			lat[k] = bench_rank < 2 ? pingpong(size, iters, k ? 0 : warmup, s, r)
-						: (MPI_Barrier(MPI_COMM_WORLD), 0);
+			                        : (MPI_Barrier(MPI_COMM_WORLD), 0);
 		if (bench_rank < 2)
 			verify_round(size, s, r);
 		bench_line(&o, size, bench_median(lat, o.reps));

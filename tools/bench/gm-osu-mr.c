@@ -8,7 +8,7 @@
 int main(int argc, char **argv)
 {
 	struct bench_opts o;
-	struct window_bufs b = { 0 };
+	struct window_bufs b = {0};
 	bench_init(&argc, &argv, &o, 8, 8);
 	double *v = bench_alloc(o.reps * sizeof(double));
 	if (bench_rank < 2)

@@ -23,8 +23,8 @@ static void window_alloc(struct window_bufs *b, const struct bench_opts *o)
 }
 
 /* Runs `warmup` then `iters` windows; returns seconds for the timed windows. */
-static double window_run(struct window_bufs *b, int window, size_t size, long iters,
-			 long warmup, const char *what)
+static double window_run(struct window_bufs *b, int window, size_t size, long iters, long warmup,
+                         const char *what)
 {
 	int peer = !bench_rank, ack = 0;
 	double t0 = 0;
@@ -37,7 +37,8 @@ static double window_run(struct window_bufs *b, int window, size_t size, long it
 			for (int j = 0; j < window; j++) {
 				uint8_t *m = b->s + b->slot * j;
 				bench_stamp(m, size, base + j);
-				MPI_Isend(m, (int)size, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &b->rq[j]);
+				MPI_Isend(m, (int)size, MPI_BYTE, peer, 3, MPI_COMM_WORLD,
+				          &b->rq[j]);
 			}
 			MPI_Waitall(window, b->rq, MPI_STATUSES_IGNORE);
 			MPI_Recv(&ack, 1, MPI_INT, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -46,7 +47,7 @@ static double window_run(struct window_bufs *b, int window, size_t size, long it
 		} else {
 			for (int j = 0; j < window; j++)
 				MPI_Irecv(b->r + b->slot * j, (int)size, MPI_BYTE, peer, 3,
-					  MPI_COMM_WORLD, &b->rq[j]);
+				          MPI_COMM_WORLD, &b->rq[j]);
 			MPI_Waitall(window, b->rq, MPI_STATUSES_IGNORE);
 			for (int j = 0; j < window; j++)
 				if (!bench_stamp_ok(b->r + b->slot * j, size, base + j))
@@ -67,11 +68,11 @@ static void window_verify(struct window_bufs *b, int window, size_t size, const 
 		if (bench_rank == 0) {
 			bench_fill(b->s + b->slot * j, size, stamp);
 			MPI_Isend(b->s + b->slot * j, (int)size, MPI_BYTE, peer, 5, MPI_COMM_WORLD,
-				  &b->rq[j]);
+			          &b->rq[j]);
 		} else {
 			memset(b->r + b->slot * j, 0, size);
 			MPI_Irecv(b->r + b->slot * j, (int)size, MPI_BYTE, peer, 5, MPI_COMM_WORLD,
-				  &b->rq[j]);
+			          &b->rq[j]);
 		}
 	}
 	MPI_Waitall(window, b->rq, MPI_STATUSES_IGNORE);
