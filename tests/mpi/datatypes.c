@@ -9,8 +9,8 @@
  * "contiguous->vector" (large) fails in about half the runs: when a TCP read ends
  * inside an int32, the unpack of the rest of the message into the vector type is
  * shifted (hundreds of thousands of wrong elements, holes written). A library bug,
- * reproduced without this suite; a transport that delivers fragments whole, on
- * element boundaries, does not trigger it.
+ * reproduced without this suite; not seen over btl vader (fragments arrive
+ * whole), so a BTL that delivers whole fragments may well not trigger it.
  */
 #include <stddef.h>
 
