@@ -21,7 +21,11 @@
  * and at once.
  *
  * On SIGTERM or SIGINT it prints one line of counters per direction and
- * exits 0.  It prints "gm-faultwire: ready" on stdout once both sockets are
+ * exits 0: received, forwarded (sent on, including duplicates), untouched
+ * (other EtherTypes, or the fault-free direction), lost, down (dropped while
+ * the link was down), duplicated, corrupted, reordered, delayed, oversize
+ * (truncated on receipt, dropped), send_errors, pending (still queued at exit)
+ * and overrun (dropped by the kernel because the relay fell behind).  It prints "gm-faultwire: ready" on stdout once both sockets are
  * bound, so a script can wait for it before sending.
  */
 #define _GNU_SOURCE
@@ -492,11 +496,17 @@ static void dir_init(struct dir *d, const char *name, int in_fd, int out_fd, int
 static void dir_report(struct dir *d)
 {
 	struct counters *c = &d->c;
+	/* Frames the kernel dropped because this relay fell behind. */
+	struct tpacket_stats st = {0};
+	socklen_t sl = sizeof(st);
+	if (getsockopt(d->in_fd, SOL_PACKET, PACKET_STATISTICS, &st, &sl) < 0)
+		st.tp_drops = 0;
 	printf("gm-faultwire: %s received=%llu forwarded=%llu untouched=%llu lost=%llu down=%llu "
 	       "duplicated=%llu corrupted=%llu reordered=%llu delayed=%llu oversize=%llu "
-	       "send_errors=%llu\n",
+	       "send_errors=%llu pending=%u overrun=%u\n",
 	       d->name, c->received, c->forwarded, c->untouched, c->lost, c->down, c->duplicated,
-	       c->corrupted, c->reordered, c->delayed, c->oversize, c->send_errors);
+	       c->corrupted, c->reordered, c->delayed, c->oversize, c->send_errors,
+	       d->nheap + (d->held >= 0) + d->nout, st.tp_drops);
 }
 
 static void dir_free(struct dir *d)
