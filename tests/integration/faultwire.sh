@@ -166,6 +166,11 @@ cross 300 500 5000
 	[ "$(c12 untouched)" = 300 ] && [ "$(c12 lost)" = 0 ] ||
 	fail "other EtherType: $RF / $FW_COUNTERS"
 ok "--ethertype 0x88B6: 0x88B5 frames pass untouched (300 of 300)"
+fw_up fe --loss 100 --direction 2to1 || fail "fw_up"
+cross 300 500 5000
+[ "$RF" = "gm-rawframe: received 300 valid of 300 (0 invalid, 0 duplicate)" ] &&
+	[ "$(c12 untouched)" = 300 ] || fail "--direction 2to1: $RF / $FW_COUNTERS"
+ok "--direction 2to1: frames from A to B pass untouched (300 of 300)"
 
 # 3. Loss: 2000 frames at 50% -> mean 1000, sd 22; and exactly what the relay
 # forwarded arrives.

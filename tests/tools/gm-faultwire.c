@@ -16,17 +16,21 @@
  * transmits it, byte for byte, on the other interface.  The frames are real
  * Ethernet frames that cross real veth pairs; only the decision to lose,
  * duplicate, flip a bit in, hold back or delay a frame is made here, with a
- * seeded PRNG so that a run can be repeated.  Faults apply only to one
- * EtherType (gamma's 0x88B5 by default); every other frame passes untouched
- * and at once.
+ * seeded PRNG (the same sequence of frames meets the same faults).  Faults
+ * apply only to one EtherType (gamma's 0x88B5 by default); every other frame
+ * passes untouched and at once.  Both interfaces are put in promiscuous mode,
+ * since the frames are addressed to the far end.  Frames are copied as
+ * received, so IP traffic whose checksum the sending kernel left to offload
+ * may arrive with a bad checksum; gamma frames are not affected.
  *
  * On SIGTERM or SIGINT it prints one line of counters per direction and
  * exits 0: received, forwarded (sent on, including duplicates), untouched
  * (other EtherTypes, or the fault-free direction), lost, down (dropped while
  * the link was down), duplicated, corrupted, reordered, delayed, oversize
  * (truncated on receipt, dropped), send_errors, pending (still queued at exit)
- * and overrun (dropped by the kernel because the relay fell behind).  It prints "gm-faultwire: ready" on stdout once both sockets are
- * bound, so a script can wait for it before sending.
+ * and overrun (dropped by the kernel because the relay fell behind).
+ * It prints "gm-faultwire: ready" on stdout once both sockets are bound, so a
+ * script can wait for it before sending.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -48,27 +52,27 @@
 #include <unistd.h>
 
 #define ETH_HDR 14
-#define BATCH 64
+#define BATCH   64
 /* A held-back frame waits for a few later frames, but never longer than this:
  * otherwise the last frame of a burst would sit in the relay until the next
  * burst, which is a loss plus an unbounded delay, not a reordering. */
 #define HOLD_MAX_NS (10 * 1000 * 1000ULL)
-#define NSEC 1000000000ULL
+#define NSEC        1000000000ULL
 
 struct faults {
 	double loss, duplicate, corrupt, reorder; /* probabilities, 0..1 */
 	uint64_t delay_ns, jitter_ns;
 	int64_t down_after_ns, down_for_ns; /* down_for 0: never down */
-	int ethertype;			    /* -1: every frame */
+	int ethertype;                      /* -1: every frame */
 };
 
 struct counters {
 	unsigned long long received, forwarded, untouched, lost, down, duplicated, corrupted,
-		reordered, delayed, oversize, send_errors;
+	    reordered, delayed, oversize, send_errors;
 };
 
 struct slot {
-	uint64_t due; /* release time from the delay queue, ns */
+	uint64_t due;   /* release time from the delay queue, ns */
 	uint64_t order; /* ties in due keep arrival order */
 	uint32_t len;
 	uint8_t *buf;
@@ -96,7 +100,7 @@ struct dir {
 static struct faults F = {.ethertype = 0x88B5};
 static uint32_t bufsz, nslots;
 static int64_t first_fault_frame = -1; /* time the down window counts from */
-static int link_state_printed;	       /* 0 up, 1 down announced, 2 up again announced */
+static int link_state_printed;         /* 0 up, 1 down announced, 2 up again announced */
 static volatile sig_atomic_t stop;
 
 static void die(const char *what)
@@ -108,24 +112,24 @@ static void die(const char *what)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: gm-faultwire [options] IF1 IF2\n"
-		"Forwards every Ethernet frame between IF1 and IF2 (both directions), applying\n"
-		"faults to frames of one EtherType:\n"
-		"  --loss P          drop P percent of frames\n"
-		"  --duplicate P     send P percent of frames twice\n"
-		"  --corrupt P       flip one random bit after the Ethernet header in P percent\n"
-		"  --reorder P       hold P percent of frames back until 1-3 later frames (at\n"
-		"                    most 10 ms) have passed\n"
-		"  --delay US        delay every frame by US microseconds\n"
-		"  --jitter US       plus or minus up to US microseconds (uniform); reorders\n"
-		"  --down-after MS   MS milliseconds after the first faulted frame, the link goes\n"
-		"  --down-for MS     down for MS milliseconds (all faulted frames dropped)\n"
-		"  --ethertype T     EtherType the faults apply to (default 0x88B5; 'all')\n"
-		"  --direction D     both (default), 1to2 or 2to1: where faults apply\n"
-		"  --seed N          PRNG seed (default 1)\n"
-		"  --limit N         frames the delay queue holds per direction (default: 16 MiB\n"
-		"                    worth); when full, reading pauses\n"
-		"Counters are printed on SIGTERM/SIGINT.\n");
+	        "usage: gm-faultwire [options] IF1 IF2\n"
+	        "Forwards every Ethernet frame between IF1 and IF2 (both directions), applying\n"
+	        "faults to frames of one EtherType:\n"
+	        "  --loss P          drop P percent of frames\n"
+	        "  --duplicate P     send P percent of frames twice\n"
+	        "  --corrupt P       flip one random bit after the Ethernet header in P percent\n"
+	        "  --reorder P       hold P percent of frames back until 1-3 later frames (at\n"
+	        "                    most 10 ms) have passed\n"
+	        "  --delay US        delay every frame by US microseconds\n"
+	        "  --jitter US       plus or minus up to US microseconds (uniform); reorders\n"
+	        "  --down-after MS   MS milliseconds after the first faulted frame, the link goes\n"
+	        "  --down-for MS     down for MS milliseconds (all faulted frames dropped)\n"
+	        "  --ethertype T     EtherType the faults apply to (default 0x88B5; 'all')\n"
+	        "  --direction D     both (default), 1to2 or 2to1: where faults apply\n"
+	        "  --seed N          PRNG seed (default 1)\n"
+	        "  --limit N         frames the delay queue holds per direction (default: 16 MiB\n"
+	        "                    worth); when full, reading pauses\n"
+	        "Counters are printed on SIGTERM/SIGINT.\n");
 	exit(2);
 }
 
@@ -134,7 +138,8 @@ static double parse_percent(const char *s, const char *opt)
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || *s == '\0' || (*end != '\0' && strcmp(end, "%") != 0) || !(v >= 0 && v <= 100)) {
+	if (errno || *s == '\0' || (*end != '\0' && strcmp(end, "%") != 0) ||
+	    !(v >= 0 && v <= 100)) {
 		fprintf(stderr, "gm-faultwire: %s wants a percentage 0..100, not '%s'\n", opt, s);
 		exit(2);
 	}
@@ -241,12 +246,13 @@ static void flush(struct dir *d)
 		iov[i] = (struct iovec){.iov_base = s->buf, .iov_len = s->len};
 		/* The frame's own EtherType as the protocol, so that the kernel
 		 * sets skb->protocol as for any sender of that type. */
-		to[i] = (struct sockaddr_ll){.sll_family = AF_PACKET, .sll_ifindex = d->out_ifindex};
+		to[i] =
+		    (struct sockaddr_ll){.sll_family = AF_PACKET, .sll_ifindex = d->out_ifindex};
 		memcpy(&to[i].sll_protocol, s->buf + 12, 2);
 		msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_name = &to[i],
-						       .msg_namelen = sizeof(to[i]),
-						       .msg_iov = &iov[i],
-						       .msg_iovlen = 1}};
+		                                       .msg_namelen = sizeof(to[i]),
+		                                       .msg_iov = &iov[i],
+		                                       .msg_iovlen = 1}};
 	}
 	while (done < d->nout) {
 		int n = sendmmsg(d->out_fd, msgs + done, d->nout - done, 0);
@@ -404,9 +410,9 @@ static int receive(struct dir *d)
 		ids[i] = slot_get(d);
 		iov[i] = (struct iovec){.iov_base = d->slots[ids[i]].buf, .iov_len = bufsz};
 		msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_name = &from[i],
-						       .msg_namelen = sizeof(from[i]),
-						       .msg_iov = &iov[i],
-						       .msg_iovlen = 1}};
+		                                       .msg_namelen = sizeof(from[i]),
+		                                       .msg_iov = &iov[i],
+		                                       .msg_iovlen = 1}};
 	}
 	int n = recvmmsg(d->in_fd, msgs, want, MSG_DONTWAIT, NULL);
 	if (n < 0 && errno != EAGAIN && errno != EINTR)
@@ -418,7 +424,8 @@ static int receive(struct dir *d)
 		struct slot *s = &d->slots[ids[i]];
 		s->len = msgs[i].msg_len;
 		if (from[i].sll_pkttype == PACKET_OUTGOING) {
-			slot_put(d, ids[i]); /* our own transmission (if the kernel lacks IGNORE_OUTGOING) */
+			slot_put(d, ids[i]); /* our own transmission (if the kernel lacks
+			                        IGNORE_OUTGOING) */
 			continue;
 		}
 		d->c.received++;
@@ -464,8 +471,8 @@ static int open_iface(const char *ifname, int *ifindex, unsigned *mtu)
 	buf = 8 << 20;
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
-				  .sll_ifindex = *ifindex};
+	struct sockaddr_ll sll = {
+	    .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL), .sll_ifindex = *ifindex};
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
 		die("bind");
 	/* The frames are addressed to the far end's MAC, not to this
@@ -477,10 +484,15 @@ static int open_iface(const char *ifname, int *ifindex, unsigned *mtu)
 }
 
 static void dir_init(struct dir *d, const char *name, int in_fd, int out_fd, int out_ifindex,
-		     bool faulty, uint64_t seed)
+                     bool faulty, uint64_t seed)
 {
-	*d = (struct dir){.name = name, .in_fd = in_fd, .out_fd = out_fd,
-			  .out_ifindex = out_ifindex, .faulty = faulty, .rng = seed, .held = -1};
+	*d = (struct dir){.name = name,
+	                  .in_fd = in_fd,
+	                  .out_fd = out_fd,
+	                  .out_ifindex = out_ifindex,
+	                  .faulty = faulty,
+	                  .rng = seed,
+	                  .held = -1};
 	d->slots = calloc(nslots, sizeof(*d->slots));
 	d->mem = malloc((size_t)nslots * bufsz);
 	d->free_ids = malloc(nslots * sizeof(*d->free_ids));
@@ -525,36 +537,56 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"loss", required_argument, NULL, 'l'},	      {"duplicate", required_argument, NULL, 'u'},
-		{"corrupt", required_argument, NULL, 'c'},    {"reorder", required_argument, NULL, 'r'},
-		{"delay", required_argument, NULL, 'd'},      {"jitter", required_argument, NULL, 'j'},
-		{"down-after", required_argument, NULL, 'a'}, {"down-for", required_argument, NULL, 'f'},
-		{"ethertype", required_argument, NULL, 'e'},  {"direction", required_argument, NULL, 'D'},
-		{"seed", required_argument, NULL, 's'},	      {"limit", required_argument, NULL, 'L'},
-		{"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"loss", required_argument, NULL, 'l'},
+	                                     {"duplicate", required_argument, NULL, 'u'},
+	                                     {"corrupt", required_argument, NULL, 'c'},
+	                                     {"reorder", required_argument, NULL, 'r'},
+	                                     {"delay", required_argument, NULL, 'd'},
+	                                     {"jitter", required_argument, NULL, 'j'},
+	                                     {"down-after", required_argument, NULL, 'a'},
+	                                     {"down-for", required_argument, NULL, 'f'},
+	                                     {"ethertype", required_argument, NULL, 'e'},
+	                                     {"direction", required_argument, NULL, 'D'},
+	                                     {"seed", required_argument, NULL, 's'},
+	                                     {"limit", required_argument, NULL, 'L'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 	unsigned long long seed = 1, limit = 0;
 	bool fault12 = true, fault21 = true;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'l': F.loss = parse_percent(optarg, "--loss"); break;
-		case 'u': F.duplicate = parse_percent(optarg, "--duplicate"); break;
-		case 'c': F.corrupt = parse_percent(optarg, "--corrupt"); break;
-		case 'r': F.reorder = parse_percent(optarg, "--reorder"); break;
-		case 'd': F.delay_ns = parse_uint(optarg, "--delay", 60000000) * 1000; break;
-		case 'j': F.jitter_ns = parse_uint(optarg, "--jitter", 60000000) * 1000; break;
+		case 'l':
+			F.loss = parse_percent(optarg, "--loss");
+			break;
+		case 'u':
+			F.duplicate = parse_percent(optarg, "--duplicate");
+			break;
+		case 'c':
+			F.corrupt = parse_percent(optarg, "--corrupt");
+			break;
+		case 'r':
+			F.reorder = parse_percent(optarg, "--reorder");
+			break;
+		case 'd':
+			F.delay_ns = parse_uint(optarg, "--delay", 60000000) * 1000;
+			break;
+		case 'j':
+			F.jitter_ns = parse_uint(optarg, "--jitter", 60000000) * 1000;
+			break;
 		case 'a':
-			F.down_after_ns = (int64_t)parse_uint(optarg, "--down-after", 3600000) * 1000000;
+			F.down_after_ns =
+			    (int64_t)parse_uint(optarg, "--down-after", 3600000) * 1000000;
 			break;
 		case 'f':
-			F.down_for_ns = (int64_t)parse_uint(optarg, "--down-for", 3600000) * 1000000;
+			F.down_for_ns =
+			    (int64_t)parse_uint(optarg, "--down-for", 3600000) * 1000000;
 			break;
 		case 'e':
 			F.ethertype = strcmp(optarg, "all") == 0
-					      ? -1
-					      : (int)parse_uint(optarg, "--ethertype", 0xffff);
+			                  ? -1
+			                  : (int)parse_uint(optarg, "--ethertype", 0xffff);
 			break;
 		case 'D':
 			if (strcmp(optarg, "both") == 0) {
@@ -566,17 +598,27 @@ int main(int argc, char **argv)
 				fault12 = false;
 				fault21 = true;
 			} else {
-				fprintf(stderr, "gm-faultwire: --direction wants both, 1to2 or 2to1\n");
+				fprintf(stderr,
+				        "gm-faultwire: --direction wants both, 1to2 or 2to1\n");
 				return 2;
 			}
 			break;
-		case 's': seed = parse_uint(optarg, "--seed", UINT64_MAX); break;
-		case 'L': limit = parse_uint(optarg, "--limit", 1 << 20); break;
-		default: usage();
+		case 's':
+			seed = parse_uint(optarg, "--seed", UINT64_MAX);
+			break;
+		case 'L':
+			limit = parse_uint(optarg, "--limit", 1 << 20);
+			break;
+		default:
+			usage();
 		}
 	}
 	if (argc - optind != 2)
 		usage();
+	if (F.down_after_ns && !F.down_for_ns) {
+		fprintf(stderr, "gm-faultwire: --down-after needs --down-for\n");
+		return 2;
+	}
 	if (strcmp(argv[optind], argv[optind + 1]) == 0) {
 		fprintf(stderr, "gm-faultwire: IF1 and IF2 must differ\n");
 		return 2;
@@ -626,9 +668,10 @@ int main(int argc, char **argv)
 			/* A full delay queue stops reading: the socket buffer
 			 * absorbs the rest, as a NIC ring would. */
 			pfd[i] = (struct pollfd){.fd = d[i].in_fd,
-						 .events = d[i].nfree >= 2 ? POLLIN : 0};
+			                         .events = d[i].nfree >= 2 ? POLLIN : 0};
 		}
-		struct timespec ts = {.tv_sec = (time_t)(wait / NSEC), .tv_nsec = (long)(wait % NSEC)};
+		struct timespec ts = {.tv_sec = (time_t)(wait / NSEC),
+		                      .tv_nsec = (long)(wait % NSEC)};
 		int r = ppoll(pfd, 2, wait == UINT64_MAX ? NULL : &ts, &waitmask);
 		if (r < 0 && errno != EINTR)
 			die("ppoll");
@@ -636,8 +679,7 @@ int main(int argc, char **argv)
 			continue;
 		for (int i = 0; i < 2; i++) {
 			if (pfd[i].revents & (POLLERR | POLLNVAL)) {
-				fprintf(stderr, "gm-faultwire: error on %s\n",
-					argv[optind + i]);
+				fprintf(stderr, "gm-faultwire: error on %s\n", argv[optind + i]);
 				stop = 1;
 			}
 			if (!(pfd[i].revents & POLLIN))
