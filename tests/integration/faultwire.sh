@@ -122,8 +122,10 @@ cross()
 	local n=$1 size=$2 t=$3 expect=${4:-$1} mac
 	shift 4 2>/dev/null || shift $#
 	mac=$(cat "/sys/class/net/$FW_B/address")
+	# Each receiver's timeout runs from its own start: the slow-starting one
+	# first, and with a second more.
+	bg seq timeout 60 python3 "$WORK/seqrecv.py" "$FW_B" $ET "$n" $((t + 1000))
 	bg rf timeout 60 "$RAWFRAME" recv "$FW_B" $ET "$expect" "$t"
-	bg seq timeout 60 python3 "$WORK/seqrecv.py" "$FW_B" $ET "$n" "$t"
 	timeout 60 "$RAWFRAME" send -s "$size" "$@" "$FW_A" "$mac" $ET "$n" >"$WORK/send" 2>&1 ||
 		fail "sender: $(cat "$WORK/send")"
 	wait "$pid_rf" "$pid_seq"
@@ -175,7 +177,7 @@ ok "--direction 2to1: frames from A to B pass untouched (300 of 300)"
 # 3. Loss: 2000 frames at 50% -> mean 1000, sd 22; and exactly what the relay
 # forwarded arrives.
 fw_up fl --loss 50 --seed 7 || fail "fw_up"
-cross 2000 200 1500
+cross 2000 200 3000
 got=$(field "$RF" received)
 [ "$got" -ge 850 ] && [ "$got" -le 1150 ] || fail "loss 50: $RF"
 grep -q '(0 invalid, 0 duplicate)' <<<"$RF" || fail "loss 50: damaged frames: $RF"
@@ -185,7 +187,7 @@ ok "--loss 50: $got of 2000 arrived, relay lost $(c12 lost)"
 
 # 4. Corruption: every frame arrives, none passes verification.
 fw_up fr --corrupt 100 || fail "fw_up"
-cross 500 300 1500
+cross 500 300 3000
 [ "$RF" = "gm-rawframe: received 0 valid of 500 (500 invalid, 0 duplicate)" ] &&
 	[ "$(c12 corrupted)" = 500 ] || fail "corrupt 100: $RF / $FW_COUNTERS"
 ok "--corrupt 100: 500 frames arrived, all 500 fail verification"
@@ -193,7 +195,7 @@ ok "--corrupt 100: 500 frames arrived, all 500 fail verification"
 # 5. Duplication: the verifier waits for one frame more than is sent, so it
 # also counts the last duplicate.
 fw_up fd --duplicate 100 || fail "fw_up"
-cross 500 300 1500 501
+cross 500 300 3000 501
 [ "$RF" = "gm-rawframe: received 500 valid of 501 (0 invalid, 500 duplicate)" ] &&
 	[ "$(c12 forwarded)" = 1000 ] || fail "duplicate 100: $RF / $FW_COUNTERS"
 ok "--duplicate 100: 500 frames sent, 1000 arrived intact (500 duplicates)"
@@ -225,7 +227,7 @@ ok "--delay 100ms --jitter 20ms: all 1000 intact, first after $first ms, $(field
 # everything for 700 ms.  One contiguous run of frames is missing, and the
 # receiver hears nothing for at least the window.
 fw_up fw --down-after 300 --down-for 700 || fail "fw_up"
-cross 1200 200 4000 1200 -i 1000
+cross 1200 200 8000 1200 -i 1000
 set -- "$(field "$SEQ" missing)" "$(field "$SEQ" from)" "$(field "$SEQ" to)"
 gap=$(field "$SEQ" max_gap_ms)
 [ "$1" -gt 0 ] && [ "$1" = "$(c12 down)" ] && [ $(($3 - $2 + 1)) = "$1" ] && [ "$2" -gt 0 ] &&
