@@ -83,7 +83,7 @@ void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len
 	e->e.tag = tag;
 	e->e.olen = olen;
 	e->e.err = err;
-	e->e.prov_errno = -err;
+	e->e.prov_errno = err;
 	gm_list_add_tail(&cq->errs, &e->entry);
 }
 

@@ -22,7 +22,7 @@ export FI_PROVIDER_PATH
 # directory first.
 _gm_path=
 for _gm_d in "$(ompi_info --parsable --path pkglibdir 2>/dev/null | cut -d: -f3-)" \
-	"$HOME/.openmpi/components" "$_gm_build/btl_gamma/.libs"; do
+	"$HOME/.openmpi/components" "$_gm_build/btl_gamma/component"; do
 	[ -n "$_gm_d" ] && [ -d "$_gm_d" ] && _gm_path=${_gm_path:+$_gm_path:}$_gm_d
 done
 export OMPI_MCA_mca_base_component_path=$_gm_path

@@ -12,9 +12,9 @@
 #include <string.h>
 
 #define CG_ITERS 25
-#define RCOND 0.1
-#define CG_SEED 314159265.0
-#define CG_EPS 1.0e-10
+#define RCOND    0.1
+#define CG_SEED  314159265.0
+#define CG_EPS   1.0e-10
 
 struct cg_class {
 	char cls;
@@ -23,9 +23,9 @@ struct cg_class {
 };
 
 static const struct cg_class classes[] = {
-	{'S', 1400, 7, 15, 10.0, 8.5971775078648},
-	{'W', 7000, 8, 15, 12.0, 10.362595087124},
-	{'A', 14000, 11, 15, 20.0, 17.130235054029},
+    {'S', 1400, 7, 15, 10.0, 8.5971775078648},
+    {'W', 7000, 8, 15, 12.0, 10.362595087124},
+    {'A', 14000, 11, 15, 20.0, 17.130235054029},
 };
 
 /* The process grid and this rank's block of the matrix (local CSR, column
@@ -36,9 +36,9 @@ struct cg {
 	int *rowstr, *colidx;
 	double *a;
 	MPI_Comm row_comm;
-	int partner;		/* world rank holding the transpose block */
+	int partner;            /* world rank holding the transpose block */
 	int send_off, send_len; /* the part of a row-block result the partner needs */
-	double *w, *wsum;	/* row-block partial and summed products */
+	double *w, *wsum;       /* row-block partial and summed products */
 };
 
 static void *xmalloc(size_t n)
@@ -162,7 +162,8 @@ static void make_matrix(struct cg *g, int nonzer, double shift, double *tran)
 				double va = aelt[i * w + m] * scale;
 				if (jcol == j && j == i)
 					va = va + RCOND - shift;
-				row_add(cols + cap[j - lo], vals + cap[j - lo], &len[j - lo], jcol, va);
+				row_add(cols + cap[j - lo], vals + cap[j - lo], &len[j - lo], jcol,
+				        va);
 			}
 		}
 		size *= ratio;
@@ -230,7 +231,8 @@ static void matvec(struct cg *g, const double *p, double *q)
 		memcpy(q, g->wsum + g->send_off, sizeof(double) * g->ncols);
 	else
 		MPI_Sendrecv(g->wsum + g->send_off, g->send_len, MPI_DOUBLE, g->partner, 1, q,
-			     g->ncols, MPI_DOUBLE, g->partner, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		             g->ncols, MPI_DOUBLE, g->partner, 1, MPI_COMM_WORLD,
+		             MPI_STATUS_IGNORE);
 }
 
 struct cg_vecs {
@@ -359,12 +361,18 @@ int main(int argc, char **argv)
 	if (rank == 0) {
 		printf(" Initialization time = %.3f seconds\n", t_init);
 		double nz1 = (double)c->nonzer * (c->nonzer + 1);
-		double mflops = 2.0 * c->niter * c->na *
-				(3.0 + nz1 + 25.0 * (5.0 + nz1) + 3.0) / t / 1.0e6;
+		double mflops =
+		    2.0 * c->niter * c->na * (3.0 + nz1 + 25.0 * (5.0 + nz1) + 3.0) / t / 1.0e6;
 		struct npb_report r = {
-			.name = "CG", .cls = c->cls, .size = {c->na, 0, 0},
-			.iterations = c->niter, .seconds = t, .mops = mflops,
-			.optype = "floating point", .verified = ok, .nprocs = nprocs,
+		    .name = "CG",
+		    .cls = c->cls,
+		    .size = {c->na, 0, 0},
+		    .iterations = c->niter,
+		    .seconds = t,
+		    .mops = mflops,
+		    .optype = "floating point",
+		    .verified = ok,
+		    .nprocs = nprocs,
 		};
 		npb_print_report(&r);
 	}

@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define MK 16			/* log2 of pairs per batch */
-#define NK (1 << MK)
-#define NQ 10			/* annuli counted */
+#define MK      16 /* log2 of pairs per batch */
+#define NK      (1 << MK)
+#define NQ      10 /* annuli counted */
 #define EP_SEED 271828183.0
-#define EP_EPS 1.0e-8
+#define EP_EPS  1.0e-8
 
 struct ep_class {
 	char cls;
@@ -21,9 +21,9 @@ struct ep_class {
 };
 
 static const struct ep_class classes[] = {
-	{'S', 24, -3.247834652034740e+3, -6.958407078382297e+3},
-	{'W', 25, -2.863319731645753e+3, -6.320053679109499e+3},
-	{'A', 28, -4.295875165629892e+3, -1.580732573678431e+4},
+    {'S', 24, -3.247834652034740e+3, -6.958407078382297e+3},
+    {'W', 25, -2.863319731645753e+3, -6.320053679109499e+3},
+    {'A', 28, -4.295875165629892e+3, -1.580732573678431e+4},
 };
 
 int main(int argc, char **argv)
@@ -51,7 +51,8 @@ int main(int argc, char **argv)
 
 	if (rank == 0)
 		printf("\n NAS Parallel Benchmarks (gamma project implementation) - EP Benchmark\n"
-		       " Number of random numbers generated: %15.0f\n Number of active processes: %d\n",
+		       " Number of random numbers generated: %15.0f\n Number of active processes: "
+		       "%d\n",
 		       pow(2.0, c->m + 1), nprocs);
 
 	/* a^(2*NK): the stride between the seeds of consecutive batches. */
@@ -101,10 +102,15 @@ int main(int argc, char **argv)
 		for (int i = 0; i < NQ; i++)
 			printf("%3d%15.0f\n", i, global[2 + i]);
 		struct npb_report r = {
-			.name = "EP", .cls = c->cls, .size = {1L << (c->m + 1), 0, 0},
-			.iterations = 0, .seconds = t,
-			.mops = pow(2.0, c->m + 1) / t / 1.0e6,
-			.optype = "Random numbers generated", .verified = ok, .nprocs = nprocs,
+		    .name = "EP",
+		    .cls = c->cls,
+		    .size = {1L << (c->m + 1), 0, 0},
+		    .iterations = 0,
+		    .seconds = t,
+		    .mops = pow(2.0, c->m + 1) / t / 1.0e6,
+		    .optype = "Random numbers generated",
+		    .verified = ok,
+		    .nprocs = nprocs,
 		};
 		npb_print_report(&r);
 	}

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #define IS_ITERS 10
-#define NTEST 5
-#define IS_SEED 314159265.0
+#define NTEST    5
+#define IS_SEED  314159265.0
 
 struct is_class {
 	char cls;
@@ -21,28 +21,36 @@ struct is_class {
 };
 
 static const struct is_class classes[] = {
-	{'S', 16, 11, 9, {48427, 17148, 23627, 62548, 4431}, {0, 18, 346, 64917, 65463}},
-	{'W', 20, 16, 10, {357773, 934767, 875723, 898999, 404505},
-	 {1249, 11698, 1039987, 1043896, 1048018}},
-	{'A', 23, 19, 10, {2112377, 662041, 5336171, 3642833, 4250760},
-	 {104, 17523, 123928, 8288932, 8388264}},
+    {'S', 16, 11, 9, {48427, 17148, 23627, 62548, 4431}, {0, 18, 346, 64917, 65463}},
+    {'W',
+     20,
+     16,
+     10,
+     {357773, 934767, 875723, 898999, 404505},
+     {1249, 11698, 1039987, 1043896, 1048018}},
+    {'A',
+     23,
+     19,
+     10,
+     {2112377, 662041, 5336171, 3642833, 4250760},
+     {104, 17523, 123928, 8288932, 8388264}},
 };
 
 struct is {
 	const struct is_class *c;
 	int rank, nprocs;
-	long total_keys, num_keys;	/* global, and per rank before the exchange */
+	long total_keys, num_keys; /* global, and per rank before the exchange */
 	int max_key, nbuckets, shift;
-	int *keys;			/* this rank's slice of the global key array */
-	int *bucketed, *recv;		/* keys ordered by bucket; keys received */
+	int *keys;            /* this rank's slice of the global key array */
+	int *bucketed, *recv; /* keys ordered by bucket; keys received */
 	long recv_cap, nrecv;
-	long *bsize, *btotal;		/* per bucket: local and global counts */
+	long *bsize, *btotal; /* per bucket: local and global counts */
 	int *scount, *sdispl, *rcount, *rdispl;
-	int *first_bucket;		/* first_bucket[p] .. first_bucket[p+1]-1 go to rank p */
-	int min_key, max_key_mine;	/* my key range after the exchange (may be empty) */
-	long lesser;			/* keys on lower ranks */
-	long *cum;			/* cum[k-min_key]: my keys <= k */
-	long expected[NTEST];		/* test_rank, possibly overridden */
+	int *first_bucket;         /* first_bucket[p] .. first_bucket[p+1]-1 go to rank p */
+	int min_key, max_key_mine; /* my key range after the exchange (may be empty) */
+	long lesser;               /* keys on lower ranks */
+	long *cum;                 /* cum[k-min_key]: my keys <= k */
+	long expected[NTEST];      /* test_rank, possibly overridden */
 };
 
 static void *xmalloc(size_t n)
@@ -142,7 +150,7 @@ static int rank_keys(struct is *s, int it)
 		s->recv = xmalloc(sizeof(int) * s->recv_cap);
 	}
 	MPI_Alltoallv(s->bucketed, s->scount, s->sdispl, MPI_INT, s->recv, s->rcount, s->rdispl,
-		      MPI_INT, MPI_COMM_WORLD);
+	              MPI_INT, MPI_COMM_WORLD);
 
 	/* Rank my keys: counts per key value over my range, then running sums. */
 	int fb = s->first_bucket[s->rank], lb = s->first_bucket[s->rank + 1];
@@ -157,7 +165,7 @@ static int rank_keys(struct is *s, int it)
 		int k = s->recv[i];
 		if (k < s->min_key || k > s->max_key_mine)
 			npb_die("is: rank %d received key %d outside its range %d..%d", s->rank, k,
-				s->min_key, s->max_key_mine);
+			        s->min_key, s->max_key_mine);
 		s->cum[k - s->min_key]++;
 	}
 	for (long k = 1; k < range; k++)
@@ -172,8 +180,9 @@ static int rank_keys(struct is *s, int it)
 		if (r == expected_rank(s, i, it))
 			passed++;
 		else
-			fprintf(stderr, "is: iteration %d test %d: key %ld has rank %ld, expected %ld\n",
-				it, i, k, r, expected_rank(s, i, it));
+			fprintf(stderr,
+			        "is: iteration %d test %d: key %ld has rank %ld, expected %ld\n",
+			        it, i, k, r, expected_rank(s, i, it));
 	}
 	return passed;
 }
@@ -290,10 +299,15 @@ int main(int argc, char **argv)
 		printf(" Partial verification: %d of %d checks passed; full verification %s\n",
 		       gpassed, NTEST * IS_ITERS, full ? "passed" : "FAILED");
 		struct npb_report r = {
-			.name = "IS", .cls = c->cls, .size = {s.total_keys, 0, 0},
-			.iterations = IS_ITERS, .seconds = t,
-			.mops = (double)IS_ITERS * s.total_keys / t / 1.0e6,
-			.optype = "keys ranked", .verified = ok, .nprocs = s.nprocs,
+		    .name = "IS",
+		    .cls = c->cls,
+		    .size = {s.total_keys, 0, 0},
+		    .iterations = IS_ITERS,
+		    .seconds = t,
+		    .mops = (double)IS_ITERS * s.total_keys / t / 1.0e6,
+		    .optype = "keys ranked",
+		    .verified = ok,
+		    .nprocs = s.nprocs,
 		};
 		npb_print_report(&r);
 	}

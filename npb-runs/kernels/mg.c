@@ -11,19 +11,19 @@
 #include <string.h>
 
 #define MG_SEED 314159265.0
-#define MG_EPS 1.0e-8
-#define NPEAKS 10		/* +1 and -1 charges placed in the right-hand side */
+#define MG_EPS  1.0e-8
+#define NPEAKS  10 /* +1 and -1 charges placed in the right-hand side */
 
 struct mg_class {
 	char cls;
-	int lt, nit;		/* grid side 2^lt */
+	int lt, nit; /* grid side 2^lt */
 	double rnm2;
 };
 
 static const struct mg_class classes[] = {
-	{'S', 5, 4, 0.5307707005734e-04},
-	{'W', 7, 4, 0.6467329375339e-05},
-	{'A', 8, 4, 0.2433365309069e-05},
+    {'S', 5, 4, 0.5307707005734e-04},
+    {'W', 7, 4, 0.6467329375339e-05},
+    {'A', 8, 4, 0.2433365309069e-05},
 };
 
 /* The residual operator A and the smoother S, by stencil distance
@@ -34,15 +34,15 @@ static const double op_c[4] = {-3.0 / 8.0, 1.0 / 32.0, -1.0 / 64.0, 0.0};
 /* A grid level held by this rank: m[d] interior points per axis plus one ghost
  * layer on each side; axis 0 is the fastest-varying one. */
 struct level {
-	int m[3], n[3];		/* interior size, size with ghosts */
-	long off[3];		/* global index of my first interior point */
-	long gsize;		/* global points per side */
+	int m[3], n[3]; /* interior size, size with ghosts */
+	long off[3];    /* global index of my first interior point */
+	long gsize;     /* global points per side */
 };
 
 struct mg {
 	int lt;
 	int p[3], coord[3];
-	int left[3], right[3];	/* world ranks of the neighbours on each axis */
+	int left[3], right[3]; /* world ranks of the neighbours on each axis */
 	struct level lev[32];
 	double *buf_out, *buf_in;
 };
@@ -103,13 +103,14 @@ static void comm3(struct mg *g, const struct level *l, double *u)
 		}
 		/* Low interior plane goes left and lands in the left rank's high ghost. */
 		long cnt = plane_io(l, u, d, 1, g->buf_out, true);
-		MPI_Sendrecv(g->buf_out, (int)cnt, MPI_DOUBLE, g->left[d], 10 + d, g->buf_in, (int)cnt,
-			     MPI_DOUBLE, g->right[d], 10 + d, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Sendrecv(g->buf_out, (int)cnt, MPI_DOUBLE, g->left[d], 10 + d, g->buf_in,
+		             (int)cnt, MPI_DOUBLE, g->right[d], 10 + d, MPI_COMM_WORLD,
+		             MPI_STATUS_IGNORE);
 		plane_io(l, u, d, m + 1, g->buf_in, false);
 		cnt = plane_io(l, u, d, m, g->buf_out, true);
 		MPI_Sendrecv(g->buf_out, (int)cnt, MPI_DOUBLE, g->right[d], 20 + d, g->buf_in,
-			     (int)cnt, MPI_DOUBLE, g->left[d], 20 + d, MPI_COMM_WORLD,
-			     MPI_STATUS_IGNORE);
+		             (int)cnt, MPI_DOUBLE, g->left[d], 20 + d, MPI_COMM_WORLD,
+		             MPI_STATUS_IGNORE);
 		plane_io(l, u, d, 0, g->buf_in, false);
 	}
 }
@@ -117,8 +118,7 @@ static void comm3(struct mg *g, const struct level *l, double *u)
 /* ---- operators ---- */
 
 /* r = v - A u (r may be v). */
-static void resid(struct mg *g, const struct level *l, const double *u, const double *v,
-		  double *r)
+static void resid(struct mg *g, const struct level *l, const double *u, const double *v, double *r)
 {
 	int n1 = l->n[0];
 	double u1[n1], u2[n1];
@@ -139,8 +139,8 @@ static void resid(struct mg *g, const struct level *l, const double *u, const do
 			}
 			for (int i1 = 1; i1 < n1 - 1; i1++)
 				rc[i1] = vc[i1] - op_a[0] * uc[i1] -
-					 op_a[2] * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) -
-					 op_a[3] * (u2[i1 - 1] + u2[i1 + 1]);
+				         op_a[2] * (u2[i1] + u1[i1 - 1] + u1[i1 + 1]) -
+				         op_a[3] * (u2[i1 - 1] + u2[i1 + 1]);
 		}
 	comm3(g, l, r);
 }
@@ -166,8 +166,8 @@ static void psinv(struct mg *g, const struct level *l, const double *r, double *
 			}
 			for (int i1 = 1; i1 < n1 - 1; i1++)
 				uc[i1] = uc[i1] + op_c[0] * rc[i1] +
-					 op_c[1] * (rc[i1 - 1] + rc[i1 + 1] + r1[i1]) +
-					 op_c[2] * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
+				         op_c[1] * (rc[i1 - 1] + rc[i1 + 1] + r1[i1]) +
+				         op_c[2] * (r2[i1] + r1[i1 - 1] + r1[i1 + 1]);
 		}
 	comm3(g, l, u);
 }
@@ -175,7 +175,7 @@ static void psinv(struct mg *g, const struct level *l, const double *r, double *
 /* s (coarse level lc) = full-weighting restriction of r (fine level lf).
  * Coarse interior point j sits on fine interior point 2j+1. */
 static void rprj3(struct mg *g, const struct level *lf, const double *r, const struct level *lc,
-		  double *s)
+                  double *s)
 {
 	double x1[lf->n[0]], y1[lf->n[0]];
 	for (int j3 = 1; j3 < lc->n[2] - 1; j3++) {
@@ -191,14 +191,14 @@ static void rprj3(struct mg *g, const struct level *lf, const double *r, const s
 			for (int j1 = 1; j1 < lc->n[0] - 1; j1++) {
 				int i1 = 2 * j1 - 1;
 				double y2 = R(0, 0, i1 + 1) + R(2, 0, i1 + 1) + R(0, 2, i1 + 1) +
-					    R(2, 2, i1 + 1);
+				            R(2, 2, i1 + 1);
 				double x2 = R(1, 0, i1 + 1) + R(1, 2, i1 + 1) + R(0, 1, i1 + 1) +
-					    R(2, 1, i1 + 1);
+				            R(2, 1, i1 + 1);
 				s[AT(lc, j3, j2, j1)] =
-					0.5 * R(1, 1, i1 + 1) +
-					0.25 * (R(1, 1, i1) + R(1, 1, i1 + 2) + x2) +
-					0.125 * (x1[i1] + x1[i1 + 2] + y2) +
-					0.0625 * (y1[i1] + y1[i1 + 2]);
+				    0.5 * R(1, 1, i1 + 1) +
+				    0.25 * (R(1, 1, i1) + R(1, 1, i1 + 2) + x2) +
+				    0.125 * (x1[i1] + x1[i1 + 2] + y2) +
+				    0.0625 * (y1[i1] + y1[i1 + 2]);
 			}
 #undef R
 		}
@@ -208,7 +208,7 @@ static void rprj3(struct mg *g, const struct level *lf, const double *r, const s
 
 /* u (fine level lf) += trilinear interpolation of z (coarse level lc). */
 static void interp(struct mg *g, const struct level *lc, const double *z, const struct level *lf,
-		   double *u)
+                   double *u)
 {
 	int mm1 = lc->n[0];
 	double z1[mm1], z2[mm1], z3[mm1];
@@ -263,7 +263,7 @@ static void norm2u3(const struct level *l, const double *r, double *rnm2, double
 
 struct peak {
 	double val;
-	double where;		/* global linear index, as a double for one MPI type */
+	double where; /* global linear index, as a double for one MPI type */
 };
 
 /* Keeps the NPEAKS best candidates in list, best first. */
@@ -379,7 +379,8 @@ static void setup(struct mg *g, int rank, int nprocs)
 		l->gsize = 1L << k;
 		for (int d = 0; d < 3; d++) {
 			if (l->gsize < g->p[d])
-				npb_die("mg: %d ranks along an axis exceed the coarsest grid", g->p[d]);
+				npb_die("mg: %d ranks along an axis exceed the coarsest grid",
+				        g->p[d]);
 			l->m[d] = (int)(l->gsize / g->p[d]);
 			l->n[d] = l->m[d] + 2;
 			l->off[d] = (long)g->coord[d] * l->m[d];
@@ -459,10 +460,15 @@ int main(int argc, char **argv)
 	bool ok = npb_close("L2norm", rnm2, ref, MG_EPS);
 	if (rank == 0) {
 		struct npb_report rep = {
-			.name = "MG", .cls = c->cls, .size = {nx, nx, nx},
-			.iterations = c->nit, .seconds = t,
-			.mops = 58.0 * c->nit * (double)(nx * nx * nx) / t / 1.0e6,
-			.optype = "floating point", .verified = ok, .nprocs = nprocs,
+		    .name = "MG",
+		    .cls = c->cls,
+		    .size = {nx, nx, nx},
+		    .iterations = c->nit,
+		    .seconds = t,
+		    .mops = 58.0 * c->nit * (double)(nx * nx * nx) / t / 1.0e6,
+		    .optype = "floating point",
+		    .verified = ok,
+		    .nprocs = nprocs,
 		};
 		npb_print_report(&rep);
 	}

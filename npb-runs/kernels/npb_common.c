@@ -85,9 +85,10 @@ void npb_die(const char *fmt, ...)
 static _Noreturn void usage_exit(const char *kernel, const char *msg)
 {
 	if (my_rank() == 0)
-		fprintf(stderr, "%s: %s\nusage: %s S|W|A [--verify-value X]\n"
-				"  (or NPB_VERIFY_OVERRIDE=X) replaces the official reference value\n",
-			kernel, msg, kernel);
+		fprintf(stderr,
+		        "%s: %s\nusage: %s S|W|A [--verify-value X]\n"
+		        "  (or NPB_VERIFY_OVERRIDE=X) replaces the official reference value\n",
+		        kernel, msg, kernel);
 	MPI_Finalize();
 	exit(2);
 }
@@ -131,8 +132,9 @@ void npb_require_pow2(const char *kernel, int nprocs, int max)
 	if (nprocs >= 1 && nprocs <= max && (nprocs & (nprocs - 1)) == 0)
 		return;
 	if (my_rank() == 0)
-		fprintf(stderr, "%s: needs a power-of-two number of processes between 1 and %d, got %d\n",
-			kernel, max, nprocs);
+		fprintf(stderr,
+		        "%s: needs a power-of-two number of processes between 1 and %d, got %d\n",
+		        kernel, max, nprocs);
 	MPI_Finalize();
 	exit(2);
 }
@@ -162,7 +164,8 @@ void npb_print_report(const struct npb_report *r)
 	printf(" Mop/s total     =             %12.2f\n", r->mops);
 	printf(" Mop/s/process   =             %12.2f\n", r->mops / r->nprocs);
 	printf(" Operation type  = %24s\n", r->optype);
-	printf(" Verification    =             %12s\n", r->verified ? "SUCCESSFUL" : "UNSUCCESSFUL");
+	printf(" Verification    =             %12s\n",
+	       r->verified ? "SUCCESSFUL" : "UNSUCCESSFUL");
 	printf(" Version         =             %12s\n", "gamma-1");
 	printf("\n");
 	fflush(stdout);

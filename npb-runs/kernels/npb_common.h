@@ -17,8 +17,8 @@ void vranlc(int n, double *x, double a, double *y);
 double npb_pow46(double a, uint64_t n);
 
 struct npb_args {
-	char cls;		/* 'S', 'W' or 'A' */
-	bool have_override;	/* a test-supplied reference value replaces the official one */
+	char cls;           /* 'S', 'W' or 'A' */
+	bool have_override; /* a test-supplied reference value replaces the official one */
 	double override_value;
 };
 
@@ -36,9 +36,9 @@ _Noreturn void npb_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 bool npb_close(const char *what, double value, double ref, double eps);
 
 struct npb_report {
-	const char *name;	/* "EP", "CG", ... */
+	const char *name; /* "EP", "CG", ... */
 	char cls;
-	long size[3];		/* size[1] == 0: one-dimensional size */
+	long size[3]; /* size[1] == 0: one-dimensional size */
 	int iterations;
 	double seconds;
 	double mops;

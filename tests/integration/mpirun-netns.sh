@@ -9,6 +9,17 @@ command -v mpirun >/dev/null || skip "mpirun not installed"
 command -v unshare >/dev/null || skip "unshare not installed"
 
 up "$NAME" --nodes 2 --netns
+# The agent alone: ssh-style options ignored, command words joined and run
+# by a shell on the node, with the node's host name; by name and by address.
+r=$(timeout 10 "$RSH" -x -o BatchMode=yes "gc-$NAME-n1" echo '"$(hostname)"' '$((6 * 7))')
+[ "$r" = "gc-$NAME-n1 42" ] || fail "gamma-rsh by name: '$r'"
+ip0=$(ip -n "gc-$NAME-n0" -4 -br addr show dev "gc-$NAME-n0" | awk '{print $3}')
+r=$(timeout 10 "$RSH" "${ip0%/*}" hostname)
+[ "$r" = "gc-$NAME-n0" ] || fail "gamma-rsh by address ${ip0%/*}: '$r'"
+timeout 10 "$RSH" "gc-$NAME-n9" true 2>"$WORK/o" && fail "gamma-rsh to an unknown host succeeded"
+grep -q 'unknown host' "$WORK/o" || fail "gamma-rsh unknown host: unclear message: $(cat "$WORK/o")"
+ok "gamma-rsh: options, quoting, host by name and by address, unknown host refused"
+
 hf=$("$GC" hostfile "$NAME") || fail "hostfile"
 sub=$("$GC" subnet "$NAME") || fail "subnet"
 out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 90 \

@@ -219,30 +219,27 @@ static void xfer(struct side *a, struct side *b, size_t len, bool tagged, bool p
 			CHK(fi_recv(b->ep, rbuf, len, NULL, b->peer, &rctx));
 	}
 	while (done != 3) {
-		if (!(done & 2)) {
-			ssize_t r = fi_cq_read(b->cq, &e, 1);
-			if (r == 1) {
-				if (e.op_context != &rctx || e.len != len)
-					die("recv completion ctx %p len %zu (want %zu)", e.op_context,
-					    e.len, len);
-				if (tagged && e.tag != tag)
-					die("tag %lx want %lx", e.tag, tag);
-				done |= 2;
-			} else if (r == -FI_EAVAIL) {
-				fi_cq_readerr(b->cq, &err, 0);
-				die("recv error %d", err.err);
-			}
+		/* Keep both sides progressing: each one's acks depend on the other. */
+		ssize_t r = fi_cq_read(b->cq, &e, (done & 2) ? 0 : 1);
+		if (r == 1) {
+			if (e.op_context != &rctx || e.len != len)
+				die("recv completion ctx %p len %zu (want %zu)", e.op_context, e.len,
+				    len);
+			if (tagged && e.tag != tag)
+				die("tag %lx want %lx", e.tag, tag);
+			done |= 2;
+		} else if (r == -FI_EAVAIL) {
+			fi_cq_readerr(b->cq, &err, 0);
+			die("recv error %d", err.err);
 		}
-		if (!(done & 1)) {
-			ssize_t r = fi_cq_read(a->cq, &e, 1);
-			if (r == 1) {
-				if (e.op_context != &sctx)
-					die("send completion ctx");
-				done |= 1;
-			} else if (r == -FI_EAVAIL) {
-				fi_cq_readerr(a->cq, &err, 0);
-				die("send error %d", err.err);
-			}
+		r = fi_cq_read(a->cq, &e, (done & 1) ? 0 : 1);
+		if (r == 1) {
+			if (e.op_context != &sctx)
+				die("send completion ctx");
+			done |= 1;
+		} else if (r == -FI_EAVAIL) {
+			fi_cq_readerr(a->cq, &err, 0);
+			die("send error %d", err.err);
 		}
 	}
 	size_t bad = first_bad(rbuf, len, seed);

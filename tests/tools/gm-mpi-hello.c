@@ -50,10 +50,12 @@ int main(int argc, char **argv)
 				buf[i] = pattern(i, 0);
 			MPI_Send(buf, (int)len, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
 			memset(buf, 0, len);
-			MPI_Recv(buf, (int)len, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Recv(buf, (int)len, MPI_BYTE, peer, 2, MPI_COMM_WORLD,
+			         MPI_STATUS_IGNORE);
 			int at = check(buf, len, peer);
 			if (at >= 0) {
-				printf("gm-mpi-hello: reply from rank %d wrong at byte %d\n", peer, at);
+				printf("gm-mpi-hello: reply from rank %d wrong at byte %d\n", peer,
+				       at);
 				bad = 1;
 			}
 		}

@@ -34,33 +34,34 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ETH_HLEN_ 14
+#define ETH_HLEN_   14
 #define OFF_VERSION 0
-#define OFF_FLAGS 2
-#define OFF_MAGIC 4
-#define OFF_SEQ 8
-#define OFF_LEN 12
-#define OFF_DATA 14
-#define TRAILER 4 /* checksum */
+#define OFF_FLAGS   2
+#define OFF_MAGIC   4
+#define OFF_SEQ     8
+#define OFF_LEN     12
+#define OFF_DATA    14
+#define TRAILER     4 /* checksum */
 #define MIN_PAYLOAD (OFF_DATA + TRAILER)
-#define MAX_FRAME 65536
+#define MAX_FRAME   65536
 
 static const uint8_t magic[4] = {'G', 'M', 'R', 'F'};
 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: gm-rawframe send [-f FLAGS] [-s BYTES] [-i USEC] [-n FIRST] [-p PRIO] IFACE DST_MAC\n"
-		"                        ETHERTYPE COUNT\n"
-		"       gm-rawframe recv [-q] IFACE ETHERTYPE COUNT TIMEOUT_MS\n"
-		"  -f FLAGS  byte 2 of the payload (gamma flags; 0x04 = low class), default 0\n"
-		"  -s BYTES  payload bytes after the Ethernet header (%d..%d), default 64\n"
-		"  -i USEC   pause between frames, default 0\n"
-		"  -n FIRST  sequence number of the first frame (default 0), so that several\n"
-		"            senders can feed one receiver\n"
-		"  -p PRIO   SO_PRIORITY of the sending socket (skb->priority), default unset\n"
-		"  -q        recv: do not print the ready line\n",
-		MIN_PAYLOAD, MAX_FRAME - ETH_HLEN_);
+	        "usage: gm-rawframe send [-f FLAGS] [-s BYTES] [-i USEC] [-n FIRST] [-p PRIO] "
+	        "IFACE DST_MAC\n"
+	        "                        ETHERTYPE COUNT\n"
+	        "       gm-rawframe recv [-q] IFACE ETHERTYPE COUNT TIMEOUT_MS\n"
+	        "  -f FLAGS  byte 2 of the payload (gamma flags; 0x04 = low class), default 0\n"
+	        "  -s BYTES  payload bytes after the Ethernet header (%d..%d), default 64\n"
+	        "  -i USEC   pause between frames, default 0\n"
+	        "  -n FIRST  sequence number of the first frame (default 0), so that several\n"
+	        "            senders can feed one receiver\n"
+	        "  -p PRIO   SO_PRIORITY of the sending socket (skb->priority), default unset\n"
+	        "  -q        recv: do not print the ready line\n",
+	        MIN_PAYLOAD, MAX_FRAME - ETH_HLEN_);
 	exit(2);
 }
 
@@ -119,8 +120,8 @@ static int open_bound(const char *ifname, uint16_t proto, int *ifindex)
 		fprintf(stderr, "gm-rawframe: no interface '%s'\n", ifname);
 		exit(2);
 	}
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(proto),
-				  .sll_ifindex = *ifindex};
+	struct sockaddr_ll sll = {
+	    .sll_family = AF_PACKET, .sll_protocol = htons(proto), .sll_ifindex = *ifindex};
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
 		die("bind");
 	return fd;
@@ -135,25 +136,38 @@ static int do_send(int argc, char **argv)
 	int opt;
 	while ((opt = getopt(argc, argv, "+f:s:i:n:p:")) != -1) {
 		switch (opt) {
-		case 'f': flags = parse_num(optarg, "flags", 255); break;
-		case 's': payload = parse_num(optarg, "size", MAX_FRAME - ETH_HLEN_); break;
-		case 'i': gap_us = parse_num(optarg, "interval", 10000000); break;
-		case 'p': prio = (long)parse_num(optarg, "priority", 0x7fffffff); break;
-		case 'n': first = parse_num(optarg, "first sequence number", 0xffffffffUL); break;
-		default: usage();
+		case 'f':
+			flags = parse_num(optarg, "flags", 255);
+			break;
+		case 's':
+			payload = parse_num(optarg, "size", MAX_FRAME - ETH_HLEN_);
+			break;
+		case 'i':
+			gap_us = parse_num(optarg, "interval", 10000000);
+			break;
+		case 'p':
+			prio = (long)parse_num(optarg, "priority", 0x7fffffff);
+			break;
+		case 'n':
+			first = parse_num(optarg, "first sequence number", 0xffffffffUL);
+			break;
+		default:
+			usage();
 		}
 	}
 	if (argc - optind != 4)
 		usage();
 	if (payload < MIN_PAYLOAD) {
-		fprintf(stderr, "gm-rawframe: size %u below the minimum %d\n", payload, MIN_PAYLOAD);
+		fprintf(stderr, "gm-rawframe: size %u below the minimum %d\n", payload,
+		        MIN_PAYLOAD);
 		return 2;
 	}
 	const char *ifname = argv[optind];
 	uint8_t dst[ETH_ALEN];
 	if (sscanf(argv[optind + 1], "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx%*c", &dst[0], &dst[1], &dst[2],
-		   &dst[3], &dst[4], &dst[5]) != 6) {
-		fprintf(stderr, "gm-rawframe: invalid MAC '%s' (aa:bb:cc:dd:ee:ff)\n", argv[optind + 1]);
+	           &dst[3], &dst[4], &dst[5]) != 6) {
+		fprintf(stderr, "gm-rawframe: invalid MAC '%s' (aa:bb:cc:dd:ee:ff)\n",
+		        argv[optind + 1]);
 		return 2;
 	}
 	uint16_t proto = (uint16_t)parse_num(argv[optind + 2], "ethertype", 0xffff);
@@ -162,7 +176,8 @@ static int do_send(int argc, char **argv)
 	int ifindex;
 	/* Protocol 0: this socket only sends, it must not queue received frames. */
 	int fd = open_bound(ifname, 0, &ifindex);
-	if (prio >= 0 && setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &(int){(int)prio}, sizeof(int)) < 0)
+	if (prio >= 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &(int){(int)prio}, sizeof(int)) < 0)
 		die("setsockopt(SO_PRIORITY)");
 	struct ifreq ifr = {0};
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
@@ -176,8 +191,10 @@ static int do_send(int argc, char **argv)
 	memcpy(eh->ether_shost, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
 	eh->ether_type = htons(proto);
 	uint8_t *p = frame + ETH_HLEN_;
-	struct sockaddr_ll to = {.sll_family = AF_PACKET, .sll_protocol = htons(proto),
-				 .sll_ifindex = ifindex, .sll_halen = ETH_ALEN};
+	struct sockaddr_ll to = {.sll_family = AF_PACKET,
+	                         .sll_protocol = htons(proto),
+	                         .sll_ifindex = ifindex,
+	                         .sll_halen = ETH_ALEN};
 	memcpy(to.sll_addr, dst, ETH_ALEN);
 
 	for (unsigned long seq = first; seq < first + count; seq++) {
