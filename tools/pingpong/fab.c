@@ -35,14 +35,16 @@ static void explain_no_info(const struct pp_opts *o, const char *domain, int ret
 	fi_freeinfo(any);
 	if (r) {
 		const char *path = getenv("FI_PROVIDER_PATH");
-		pp_err("libfabric lists no provider '%s' ('fi_info -p %s' is empty; FI_PROVIDER_PATH=%s): "
+		pp_err("libfabric lists no provider '%s' ('fi_info -p %s' is empty; "
+		       "FI_PROVIDER_PATH=%s): "
 		       "source tools/gamma-env.sh after make, or make install; "
 		       "'fi_info -l' lists the providers libfabric loaded",
 		       o->provider, o->provider, path ? path : "unset");
 	} else if (domain) {
-		pp_err("provider '%s' offers no FI_EP_RDM endpoint with FI_MSG|FI_TAGGED on "
-		       "interface '%s' (does it have an address? 'fi_info -p %s' lists domains): %s",
-		       o->provider, domain, o->provider, fi_strerror(-ret));
+		pp_err(
+		    "provider '%s' offers no FI_EP_RDM endpoint with FI_MSG|FI_TAGGED on "
+		    "interface '%s' (does it have an address? 'fi_info -p %s' lists domains): %s",
+		    o->provider, domain, o->provider, fi_strerror(-ret));
 	} else {
 		pp_err("provider '%s' offers no FI_EP_RDM endpoint with FI_MSG|FI_TAGGED: %s",
 		       o->provider, fi_strerror(-ret));
@@ -135,7 +137,7 @@ int pp_fab_open(struct pp_fab *f, const struct pp_opts *o, int n_ep, int tclass_
 	f->inject_size = f->info->tx_attr->inject_size;
 
 	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED,
-				     .wait_obj = o->wait ? FI_WAIT_UNSPEC : FI_WAIT_NONE};
+	                             .wait_obj = o->wait ? FI_WAIT_UNSPEC : FI_WAIT_NONE};
 	struct fi_av_attr av_attr = {.type = f->info->domain_attr->av_type, .count = 4};
 	if (check(fi_fabric(f->info->fabric_attr, &f->fabric, NULL), "fi_fabric") ||
 	    check(fi_domain(f->fabric, f->info, &f->domain, NULL), "fi_domain") ||
@@ -199,7 +201,7 @@ int pp_fab_insert_peer(struct pp_fab *f, const void *buf, uint32_t len)
 			char str[128];
 			size_t sl = sizeof(str);
 			fprintf(stderr, "peer endpoint %d: %s\n", i,
-				fi_av_straddr(f->av, p + off + 4, str, &sl));
+			        fi_av_straddr(f->av, p + off + 4, str, &sl));
 		}
 		int r = fi_av_insert(f->av, p + off + 4, 1, &f->peer[i], 0, NULL);
 		if (r != 1) {
@@ -237,7 +239,7 @@ static int read_cq(struct pp_fab *f, int timeout_ms)
 {
 	struct fi_cq_tagged_entry e[16];
 	ssize_t n = f->wait && timeout_ms ? fi_cq_sread(f->cq, e, 16, NULL, timeout_ms)
-					  : fi_cq_read(f->cq, e, 16);
+	                                  : fi_cq_read(f->cq, e, 16);
 	if (n == -FI_EAGAIN || n == -FI_ETIMEDOUT)
 		return 0;
 	if (n == -FI_EAVAIL)
@@ -327,7 +329,7 @@ int pp_send(struct pp_fab *f, int ep, const void *buf, size_t len, uint64_t tag,
 		op->done = op->err = 0;
 	for (unsigned long turn = 1;; turn++) {
 		ssize_t r = inject ? fi_tinject(f->ep[ep], buf, len, f->peer[ep], tag)
-				   : fi_tsend(f->ep[ep], buf, len, NULL, f->peer[ep], tag, op);
+		                   : fi_tsend(f->ep[ep], buf, len, NULL, f->peer[ep], tag, op);
 		if (r == 0) {
 			if (inject && op)
 				op->done = 1;

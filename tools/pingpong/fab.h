@@ -12,8 +12,8 @@
 struct pp_op {
 	struct fi_context2 ctx;
 	int done;
-	int err;     /* positive fi_errno of a failed or cancelled operation */
-	size_t len;  /* received length */
+	int err;    /* positive fi_errno of a failed or cancelled operation */
+	size_t len; /* received length */
 	uint64_t tag;
 };
 
