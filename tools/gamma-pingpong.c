@@ -163,6 +163,11 @@ static int run(struct pp_opts *o, struct pp_fab *f, int *fdp)
 	if (!r && (p->tests & PP_TEST_BG))
 		r = run_bg(&b, fd);
 
+	if (!r && o->server && p->corrupt && !b.corrupted) {
+		pp_err("--selftest-corrupt found no non-empty message to corrupt");
+		r = -1;
+	}
+
 	/* The verdict: what each side received and checked, byte for byte. */
 	struct pp_verdict v = {htobe64(b.verified_msgs), htobe64(b.verified_bytes)};
 	uint32_t len = sizeof(v);
