@@ -127,14 +127,14 @@ static int run(struct pp_opts *o, struct pp_fab *f, int *fdp)
 		}
 		o->provider = p->provider;
 	}
-	int n_ep = p->tests & PP_TEST_BG ? 2 : 1;
-	if (pp_fab_open(f, o, n_ep, p->tclass_high))
-		return -1;
 	if (!o->server) {
 		fd = *fdp = pp_ctrl_connect(o->peer, o->port, pp_now() + o->timeout_s);
 		if (fd < 0 || pp_plan_send(fd, p))
 			return -1;
 	}
+	int n_ep = p->tests & PP_TEST_BG ? 2 : 1;
+	if (pp_fab_open(f, o, n_ep, p->tclass_high, fd))
+		return -1;
 	f->ctrl_fd = fd;
 	if (exchange_names(f, fd, o->timeout_s))
 		return -1;

@@ -1,6 +1,8 @@
 /* libfabric setup, posting and completion waits of gamma-pingpong. */
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +53,31 @@ static void explain_no_info(const struct pp_opts *o, const char *domain, int ret
 	}
 }
 
-static int get_info(struct pp_fab *f, const struct pp_opts *o)
+/* The IPv4 address the control connection uses on this side, or 0. */
+static uint32_t ctrl_local_ipv4(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &len))
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return ((struct sockaddr_in *)&ss)->sin_addr.s_addr;
+	struct in6_addr *a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+	if (ss.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(a6)) {
+		uint32_t v4;
+		memcpy(&v4, &a6->s6_addr[12], 4);
+		return v4;
+	}
+	return 0;
+}
+
+static bool near_ctrl(const struct fi_info *i, uint32_t ip)
+{
+	const struct sockaddr_in *sin = i->src_addr;
+	return ip && i->addr_format == FI_SOCKADDR_IN && sin && sin->sin_addr.s_addr == ip;
+}
+
+static int get_info(struct pp_fab *f, const struct pp_opts *o, int ctrl_fd)
 {
 	const char *domain = NULL;
 	if (o->iface) {
@@ -82,6 +108,13 @@ static int get_info(struct pp_fab *f, const struct pp_opts *o)
 	struct fi_info *chosen = f->info, *before = NULL;
 	for (struct fi_info *i = f->info, *prev = NULL; i; prev = i, i = i->next)
 		if (i->addr_format == FI_SOCKADDR_IN) {
+			chosen = i;
+			before = prev;
+			break;
+		}
+	uint32_t ip = domain ? 0 : ctrl_local_ipv4(ctrl_fd);
+	for (struct fi_info *i = f->info, *prev = NULL; i; prev = i, i = i->next)
+		if (near_ctrl(i, ip)) {
 			chosen = i;
 			before = prev;
 			break;
@@ -126,13 +159,14 @@ static int open_ep(struct pp_fab *f, int i, int tclass_high)
 	return 0;
 }
 
-int pp_fab_open(struct pp_fab *f, const struct pp_opts *o, int n_ep, int tclass_high)
+int pp_fab_open(struct pp_fab *f, const struct pp_opts *o, int n_ep, int tclass_high, int ctrl_fd)
 {
 	memset(f, 0, sizeof(*f));
 	f->wait = o->wait;
+	f->verbose = o->verbose;
 	f->timeout_s = o->timeout_s;
 	f->ctrl_fd = -1;
-	if (get_info(f, o))
+	if (get_info(f, o, ctrl_fd))
 		return -1;
 	f->inject_size = f->info->tx_attr->inject_size;
 
@@ -197,7 +231,7 @@ int pp_fab_insert_peer(struct pp_fab *f, const void *buf, uint32_t len)
 		n = ntohl(n);
 		if (off + 4 + n > len)
 			goto short_names;
-		if (getenv("PP_DEBUG_ADDR")) {
+		if (f->verbose) {
 			char str[128];
 			size_t sl = sizeof(str);
 			fprintf(stderr, "peer endpoint %d: %s\n", i,
