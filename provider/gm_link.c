@@ -73,7 +73,7 @@ struct gm_link {
 	size_t ring_len, frame_size, block_size;
 	unsigned frames_per_block, frame_nr, rx_head;
 	uint64_t drops;
-	bool filter_locked; /* sockets from gamma-rawd */
+	bool filter_locked;     /* sockets from gamma-rawd */
 	struct sockaddr_ll dst; /* ifindex and protocol for sendmmsg */
 };
 

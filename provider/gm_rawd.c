@@ -68,8 +68,10 @@ static int receive(int sock, int fds[RAWD_NFDS], char *err, size_t errlen)
 	} u;
 	char text[RAWD_MSG_MAX + 1];
 	struct iovec iov = {.iov_base = text, .iov_len = RAWD_MSG_MAX};
-	struct msghdr msg = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct msghdr msg = {.msg_iov = &iov,
+	                     .msg_iovlen = 1,
+	                     .msg_control = u.buf,
+	                     .msg_controllen = sizeof(u.buf)};
 	struct pollfd pfd = {.fd = sock, .events = POLLIN};
 	struct cmsghdr *cm;
 	unsigned got = 0;
@@ -119,8 +121,9 @@ static int check_fds(const int fds[RAWD_NFDS], char *err, size_t errlen)
 		socklen_t len = sizeof(dom);
 
 		if (getsockopt(fds[i], SOL_SOCKET, SO_DOMAIN, &dom, &len) < 0 || dom != AF_PACKET) {
-			snprintf(err, errlen, "the helper passed a descriptor that is not a packet "
-			                      "socket");
+			snprintf(err, errlen,
+			         "the helper passed a descriptor that is not a packet "
+			         "socket");
 			return -1;
 		}
 	}

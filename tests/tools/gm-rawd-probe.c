@@ -81,8 +81,8 @@ static bool send_tagged(int fd, const struct iface *out, const uint8_t dst[6], u
                         uint32_t tag)
 {
 	uint8_t f[64] = {0};
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_ifindex = out->index,
-	                          .sll_halen = 6};
+	struct sockaddr_ll sll = {
+	    .sll_family = AF_PACKET, .sll_ifindex = out->index, .sll_halen = 6};
 	uint16_t t = htons(type);
 
 	memcpy(f, dst, 6);
@@ -173,8 +173,8 @@ int main(int argc, char **argv)
 	prio = 7;
 	rc = setsockopt(tx, SOL_SOCKET, SO_PRIORITY, &prio, sizeof(prio));
 	CHECK(rc < 0, "SO_PRIORITY 7 needs CAP_NET_ADMIN (%s)", rc ? strerror(errno) : "allowed");
-	struct tpacket_req req = {.tp_block_size = 4096, .tp_block_nr = 2, .tp_frame_size = 2048,
-	                          .tp_frame_nr = 4};
+	struct tpacket_req req = {
+	    .tp_block_size = 4096, .tp_block_nr = 2, .tp_frame_size = 2048, .tp_frame_nr = 4};
 	int s2 = fds[RAWD_FD_TX_LOW];
 	rc = setsockopt(s2, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req));
 	CHECK(!rc, "PACKET_RX_RING may be set on a received socket (%s)",
@@ -185,12 +185,20 @@ int main(int argc, char **argv)
 		printf("FAIL: bind: %s\n", strerror(errno));
 		return 1;
 	}
+	struct packet_mreq mr = {.mr_ifindex = a.index, .mr_type = PACKET_MR_PROMISC};
+	rc = setsockopt(rx, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr));
+	CHECK(!rc, "may put %s in promiscuous mode (%s); the filter still drops others' frames",
+	      a.name, rc ? strerror(errno) : "yes");
+	int one = 1;
+	rc = setsockopt(tx, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
+	CHECK(!rc, "may set PACKET_QDISC_BYPASS, skipping tc on send (%s)",
+	      rc ? strerror(errno) : "yes");
 	/* Sent from B's end (a non-allowed interface: the limitation). */
-	bool sent = send_tagged(tx2, &b, a.mac, 0x88B5, 1) &&
-	            send_tagged(tx2, &b, a.mac, 0x0800, 2) &&
-	            send_tagged(tx2, &b, bcast, 0x88B5, 3) &&
-	            send_tagged(tx2, &b, (const uint8_t[6]){0x02, 0, 0, 0, 0, 0x42}, 0x88B5, 4) &&
-	            send_tagged(tx2, &a, a.mac, 0x88B5, 5) && send_tagged(tx2, &a, b.mac, 0x0806, 6);
+	bool sent =
+	    send_tagged(tx2, &b, a.mac, 0x88B5, 1) && send_tagged(tx2, &b, a.mac, 0x0800, 2) &&
+	    send_tagged(tx2, &b, bcast, 0x88B5, 3) &&
+	    send_tagged(tx2, &b, (const uint8_t[6]){0x02, 0, 0, 0, 0, 0x42}, 0x88B5, 4) &&
+	    send_tagged(tx2, &a, a.mac, 0x88B5, 5) && send_tagged(tx2, &a, b.mac, 0x0806, 6);
 	CHECK(sent, "any EtherType can be sent, on any interface (%s too): not prevented", b.name);
 	n = collect(rx, tags, 64, 300);
 	CHECK(has(tags, n, 1), "receives EtherType 0x88B5 frames sent to %s", a.name);
@@ -210,9 +218,9 @@ int main(int argc, char **argv)
 	collect(rx, tags, 64, 50);
 	send_tagged(tx2, &a, b.mac, 0x88B5, 7);
 	n = collect(rx, tags, 64, 300);
-	CHECK(!has(tags, n, 7), "re-bound to %s, it receives nothing there (%u frames)", b.name,
-	      n);
-	printf(failures ? "gm-rawd-probe: %d checks failed\n" : "gm-rawd-probe: all checks passed\n",
+	CHECK(!has(tags, n, 7), "re-bound to %s, it receives nothing there (%u frames)", b.name, n);
+	printf(failures ? "gm-rawd-probe: %d checks failed\n"
+	                : "gm-rawd-probe: all checks passed\n",
 	       failures);
 	return failures ? 1 : 0;
 }

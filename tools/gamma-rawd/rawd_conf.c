@@ -94,8 +94,8 @@ int rawd_conf_load(const char *path, struct rawd_conf *c, char *err, size_t errl
 			fail("gamma-rawd: %s:%u: expected 'KEY VALUE'", path, lineno);
 		if (!strcmp(key, "interface")) {
 			if (c->nifaces == RAWD_MAX_IFACES)
-				fail("gamma-rawd: %s:%u: more than %d interface lines", path, lineno,
-				     RAWD_MAX_IFACES);
+				fail("gamma-rawd: %s:%u: more than %d interface lines", path,
+				     lineno, RAWD_MAX_IFACES);
 			c->ifaces[c->nifaces] = strdup(val);
 			if (!c->ifaces[c->nifaces++])
 				fail("gamma-rawd: out of memory");
@@ -105,8 +105,8 @@ int rawd_conf_load(const char *path, struct rawd_conf *c, char *err, size_t errl
 			errno = 0;
 			v = strtoul(val, &end, 0);
 			if (errno || *end || v < 0x0600 || v > 0xffff || have_ethertype)
-				fail("gamma-rawd: %s:%u: one 'ethertype' line, 0x0600..0xffff", path,
-				     lineno);
+				fail("gamma-rawd: %s:%u: one 'ethertype' line, 0x0600..0xffff",
+				     path, lineno);
 			c->ethertype = (uint16_t)v;
 			have_ethertype = true;
 		} else if (!strcmp(key, "group")) {
@@ -118,8 +118,8 @@ int rawd_conf_load(const char *path, struct rawd_conf *c, char *err, size_t errl
 			c->group = g->gr_gid;
 			c->have_group = true;
 		} else {
-			fail("gamma-rawd: %s:%u: unknown key '%s' (interface, ethertype, group)", path,
-			     lineno, key);
+			fail("gamma-rawd: %s:%u: unknown key '%s' (interface, ethertype, group)",
+			     path, lineno, key);
 		}
 	}
 	fclose(f);

@@ -116,8 +116,9 @@ static int serve(int sock)
 	req[n] = 0;
 	if (sscanf(req, "%31s %15s %16s %lx", tag, verb, ifname, &ethertype) != 4 ||
 	    strcmp(tag, RAWD_PROTO_TAG) || strcmp(verb, "open")) {
-		reply(sock, "error: gamma-rawd: malformed request (client and helper versions "
-		            "differ?)",
+		reply(sock,
+		      "error: gamma-rawd: malformed request (client and helper versions "
+		      "differ?)",
 		      NULL, 0);
 		return 1;
 	}
@@ -163,12 +164,13 @@ int main(int argc, char **argv)
 		return check(argv[2], argc == 4 ? argv[3] : NULL);
 	if (argc != 1 || getsockopt(0, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
 	    type != SOCK_SEQPACKET) {
-		fprintf(stderr,
-		        "usage: gamma-rawd --check IFNAME [ETHERTYPE]\n"
-		        "  Otherwise gamma-rawd is run by the gamma provider, with a SOCK_SEQPACKET\n"
-		        "  socket as standard input; see tools/gamma-rawd/README.md.\n"
-		        "  Configuration: %s (GAMMA_RAWD_CONF overrides; root must own it).\n",
-		        conf_path());
+		fprintf(
+		    stderr,
+		    "usage: gamma-rawd --check IFNAME [ETHERTYPE]\n"
+		    "  Otherwise gamma-rawd is run by the gamma provider, with a SOCK_SEQPACKET\n"
+		    "  socket as standard input; see tools/gamma-rawd/README.md.\n"
+		    "  Configuration: %s (GAMMA_RAWD_CONF overrides; root must own it).\n",
+		    conf_path());
 		return 2;
 	}
 	/* Descriptors the client forgot to mark close-on-exec are none of ours. */

@@ -71,19 +71,19 @@ static int rx_filter(int fd, int ifindex, uint16_t ethertype, const uint8_t mac[
 #define JMP(code, v, t, fl) (struct sock_filter) BPF_JUMP(code, v, t, fl)
 #define STM(code, v)        (struct sock_filter) BPF_STMT(code, v)
 	struct sock_filter f[] = {
-	    STM(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_IFINDEX),                /* 0 */
-	    JMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ifindex, 0, DROP - 2),            /* 1 */
-	    STM(BPF_LD | BPF_H | BPF_ABS, 12),                                         /* 2 */
-	    JMP(BPF_JMP | BPF_JEQ | BPF_K, ethertype, 0, DROP - 4),                    /* 3 */
-	    STM(BPF_LD | BPF_B | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),                /* 4 */
-	    JMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_HOST, ACCEPT - 6, 0),                /* 5 */
-	    JMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 0, DROP - 7),              /* 6 */
-	    STM(BPF_LD | BPF_W | BPF_ABS, 0),                                          /* 7 */
-	    JMP(BPF_JMP | BPF_JEQ | BPF_K, mac_hi, 0, DROP - 9),                       /* 8 */
-	    STM(BPF_LD | BPF_H | BPF_ABS, 4),                                          /* 9 */
-	    JMP(BPF_JMP | BPF_JEQ | BPF_K, mac_lo, ACCEPT - 11, DROP - 11),            /* 10 */
-	    STM(BPF_RET | BPF_K, 0),                                                   /* 11 */
-	    STM(BPF_RET | BPF_K, 0x40000),                                             /* 12 */
+	    STM(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_IFINDEX),     /* 0 */
+	    JMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ifindex, 0, DROP - 2), /* 1 */
+	    STM(BPF_LD | BPF_H | BPF_ABS, 12),                              /* 2 */
+	    JMP(BPF_JMP | BPF_JEQ | BPF_K, ethertype, 0, DROP - 4),         /* 3 */
+	    STM(BPF_LD | BPF_B | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),     /* 4 */
+	    JMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_HOST, ACCEPT - 6, 0),     /* 5 */
+	    JMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 0, DROP - 7),   /* 6 */
+	    STM(BPF_LD | BPF_W | BPF_ABS, 0),                               /* 7 */
+	    JMP(BPF_JMP | BPF_JEQ | BPF_K, mac_hi, 0, DROP - 9),            /* 8 */
+	    STM(BPF_LD | BPF_H | BPF_ABS, 4),                               /* 9 */
+	    JMP(BPF_JMP | BPF_JEQ | BPF_K, mac_lo, ACCEPT - 11, DROP - 11), /* 10 */
+	    STM(BPF_RET | BPF_K, 0),                                        /* 11 */
+	    STM(BPF_RET | BPF_K, 0x40000),                                  /* 12 */
 	};
 #undef JMP
 #undef STM
@@ -133,12 +133,18 @@ int rawd_open_sockets(const char *ifname, uint16_t ethertype, int fds[RAWD_NFDS]
 	for (int i = 0; i < RAWD_NFDS; i++) {
 		fds[i] = packet_socket(ifindex);
 		if (fds[i] < 0) {
-			if (errno == EPERM || errno == EACCES)
+			if (errno == EPERM || errno == EACCES) {
+				char self[256] = "<path of gamma-rawd>";
+				ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+				if (n > 0)
+					self[n] = 0;
 				snprintf(err, errlen,
 				         "gamma-rawd: no CAP_NET_RAW: install it with `setcap "
-				         "cap_net_raw+ep <path of gamma-rawd>` (file capabilities are "
-				         "ignored on nosuid mounts and under no_new_privs)");
-			else
+				         "cap_net_raw+ep %s` (file capabilities are ignored on "
+				         "nosuid mounts and under no_new_privs)",
+				         self);
+			} else
 				snprintf(err, errlen, "gamma-rawd: packet socket on %s: %s", ifname,
 				         strerror(errno));
 			goto fail;
