@@ -154,6 +154,20 @@ int gm_net_progress(struct gm_net *net)
 	return n + gm_rel_flush(net->rel, net->now);
 }
 
+int gm_net_flush(struct gm_net *net)
+{
+	return gm_rel_flush(net->rel, now_us());
+}
+
+int gm_net_timeout_ms(const struct gm_net *net)
+{
+	uint64_t deadline = gm_rel_next_deadline(net->rel), now = now_us();
+
+	if (deadline == UINT64_MAX)
+		return -1;
+	return deadline <= now ? 0 : (int)((deadline - now + 999) / 1000);
+}
+
 int gm_net_wait(struct gm_net *net, int timeout_ms)
 {
 	struct pollfd pfd[3] = {{.fd = gm_link_rx_fd(net->link), .events = POLLIN}};
