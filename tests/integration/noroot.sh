@@ -9,7 +9,8 @@
 #     the bridge ports, both ranks reporting sockets from gamma-rawd;
 #  3. interface n2 (not in rawd.conf): the helper refuses with a clear
 #     message, directly and through the provider; the job falls back to
-#     vader and still verifies its data;
+#     vader and still verifies its data; a 'group' nobody is not in, and a
+#     configuration nobody owns, are refused too;
 #  4. without a working helper (one without the capability, and a missing
 #     one): the provider says what to fix, btl gamma reports CAP_NET_RAW,
 #     and the job falls back and verifies its data.
@@ -98,6 +99,20 @@ grep -q "$good" <<<"$out" || fail "job on $n2: data not verified: $out"
 [ "$(grep -c 'btl gamma: .*CAP_NET_RAW' <<<"$out")" -eq 2 ] ||
 	fail "job on $n2: expected btl gamma to report CAP_NET_RAW per rank: $out"
 ok "refused: $(grep -m1 -oF "$msg" <<<"$out") (job fell back, data verified)"
+
+# A group restriction nobody is not in, and a configuration a user could
+# have written: both refused, saying why.
+printf 'interface %s\ngroup root\n' "$n0" >"$WORK/group.conf"
+r=$(asnobody GAMMA_RAWD_CONF="$WORK/group.conf" "$WORK/bin/gamma-rawd" --check "$n0" 2>&1) &&
+	fail "group root: nobody was allowed: $r"
+grep -q "user $NOBODY is not in the group that $WORK/group.conf allows" <<<"$r" ||
+	fail "group root: unclear message: $r"
+cp "$WORK/rawd.conf" "$WORK/home/mine.conf" && chown "$NOBODY" "$WORK/home/mine.conf"
+r=$(asnobody GAMMA_RAWD_CONF="$WORK/home/mine.conf" "$WORK/bin/gamma-rawd" --check "$n0" 2>&1) &&
+	fail "a configuration owned by nobody was trusted: $r"
+grep -q "refusing config $WORK/home/mine.conf: it must be a regular file owned by root" <<<"$r" ||
+	fail "untrusted config: unclear message: $r"
+ok "refused: a user outside 'group', and a configuration not owned by root"
 
 # 4. No working helper: one without the capability, then none at all.
 for h in nocap missing; do
