@@ -174,8 +174,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* Descriptors the client forgot to mark close-on-exec are none of ours. */
-	for (int fd = 3; fd < 1024; fd++)
-		close(fd);
+	if (close_range(3, ~0u, 0))
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
 	openlog("gamma-rawd", LOG_PID, LOG_AUTHPRIV);
 	return serve(0);
 }
