@@ -43,6 +43,10 @@ cp -L "$build/btl_gamma/.libs/mca_btl_gamma.so" "$WORK/btl/"
 chown "$NOBODY:$NOBODY" "$WORK/home" && chmod 700 "$WORK/home"
 setcap cap_net_raw+ep "$WORK/bin/gamma-rawd" 2>"$WORK/setcap.err" ||
 	skip "setcap failed here (file capabilities unsupported?): $(cat "$WORK/setcap.err")"
+# File capabilities do not work on nosuid mounts.
+case ,$(findmnt -no OPTIONS -T "$WORK/bin" 2>/dev/null), in
+*,nosuid,*) skip "$WORK is on a nosuid mount: file capabilities are ignored there (set TMPDIR)" ;;
+esac
 printf 'interface %s\ninterface %s\nethertype 0x88B5\n' "$n0" "$n1" >"$WORK/rawd.conf"
 chmod 644 "$WORK/rawd.conf"
 
