@@ -44,7 +44,11 @@ struct gs {
 	int n_recv;
 	struct op ctrl[SN_MAX_PEERS * 2];
 	double deadline;
-	bool failed;
+	bool shared; /* fabric and domain belong to another struct gs */
+	const char *name;
+	/* Called on every turn of a wait: drives an in-process bulk stream. */
+	int (*pump)(void *arg);
+	void *pump_arg;
 	/* what the completion handler saw */
 	void (*on_msg)(struct gs *g, struct op *op, size_t len);
 	void *arg;
@@ -75,7 +79,7 @@ static int publish_addr(struct gs *g)
 
 	if (r)
 		return fab_err("fi_getname", r);
-	snprintf(path, sizeof(path), "%s/%s.%d.addr", o->dir, o->name, o->node);
+	snprintf(path, sizeof(path), "%s/%s.%d.addr", o->dir, g->name, o->node);
 	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
 	f = fopen(tmp, "w");
 	if (!f) {
@@ -101,7 +105,7 @@ static int insert_peer(struct gs *g, int i)
 	size_t len = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s.%d.addr", o->dir, o->name, o->peers[i]);
+	snprintf(path, sizeof(path), "%s/%s.%d.addr", o->dir, g->name, o->peers[i]);
 	while (!(f = fopen(path, "r"))) {
 		if (sn_now() > g->deadline) {
 			sn_err("node %d never published its address (%s)", o->peers[i], path);
@@ -143,13 +147,16 @@ static int post_recv(struct gs *g, struct op *op)
 	}
 }
 
-static int gs_open(struct gs *g, const struct sn_opts *o, int n_recv, size_t recv_size)
+/* Opens an endpoint of class high (or low); with dom, on that struct's domain. */
+static int gs_open(struct gs *g, const struct sn_opts *o, bool high, const char *name,
+		   struct gs *dom, int n_recv, size_t recv_size)
 {
 	struct fi_info *hints = fi_allocinfo();
 	int r;
 
 	memset(g, 0, sizeof(*g));
 	g->o = o;
+	g->name = name;
 	g->deadline = (o->start > sn_now() ? o->start : sn_now()) + o->timeout;
 	/* gamma-cluster exec names the node's interface in GAMMA_IFACE. */
 	const char *ifc = o->iface ? o->iface : getenv("GAMMA_IFACE");
@@ -162,7 +169,7 @@ static int gs_open(struct gs *g, const struct sn_opts *o, int n_recv, size_t rec
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->fabric_attr->prov_name = strdup("gamma");
 	/* The whole point: the class of every frame this endpoint sends. */
-	hints->tx_attr->tclass = o->high ? FI_TC_LOW_LATENCY : FI_TC_BULK_DATA;
+	hints->tx_attr->tclass = high ? FI_TC_LOW_LATENCY : FI_TC_BULK_DATA;
 	r = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &g->info);
 	fi_freeinfo(hints);
 	if (r) {
@@ -174,10 +181,16 @@ static int gs_open(struct gs *g, const struct sn_opts *o, int n_recv, size_t rec
 	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_MSG,
 				     .wait_obj = o->poll ? FI_WAIT_NONE : FI_WAIT_UNSPEC};
 	struct fi_av_attr av_attr = {.type = g->info->domain_attr->av_type, .count = SN_MAX_PEERS};
-	if ((r = fi_fabric(g->info->fabric_attr, &g->fabric, NULL)))
+	if (dom) {
+		/* One domain = one gm_net: the provider's own double queue sees both. */
+		g->shared = true;
+		g->fabric = dom->fabric;
+		g->domain = dom->domain;
+	} else if ((r = fi_fabric(g->info->fabric_attr, &g->fabric, NULL))) {
 		return fab_err("fi_fabric", r);
-	if ((r = fi_domain(g->fabric, g->info, &g->domain, NULL)))
+	} else if ((r = fi_domain(g->fabric, g->info, &g->domain, NULL))) {
 		return fab_err("fi_domain", r);
+	}
 	if ((r = fi_cq_open(g->domain, &cq_attr, &g->cq, NULL)))
 		return fab_err("fi_cq_open", r);
 	if ((r = fi_av_open(g->domain, &av_attr, &g->av, NULL)))
@@ -221,9 +234,9 @@ static void gs_close(struct gs *g)
 		fi_close(&g->av->fid);
 	if (g->cq)
 		fi_close(&g->cq->fid);
-	if (g->domain)
+	if (g->domain && !g->shared)
 		fi_close(&g->domain->fid);
-	if (g->fabric)
+	if (g->fabric && !g->shared)
 		fi_close(&g->fabric->fid);
 	fi_freeinfo(g->info);
 	for (int i = 0; i < g->n_recv; i++)
@@ -237,9 +250,11 @@ static void gs_close(struct gs *g)
 static int gs_poll(struct gs *g, int timeout_ms)
 {
 	struct fi_cq_msg_entry e[16];
-	ssize_t n = !g->o->poll && timeout_ms > 0 ? fi_cq_sread(g->cq, e, 16, NULL, timeout_ms)
-						   : fi_cq_read(g->cq, e, 16);
+	bool block = !g->o->poll && !g->pump && timeout_ms > 0;
+	ssize_t n = block ? fi_cq_sread(g->cq, e, 16, NULL, timeout_ms) : fi_cq_read(g->cq, e, 16);
 
+	if (g->pump && g->pump(g->pump_arg))
+		return -1;
 	if (n == -FI_EAGAIN || n == -FI_ETIMEDOUT)
 		return 0;
 	if (n == -FI_EAVAIL) {
@@ -339,8 +354,95 @@ static void sender_msg(struct gs *g, struct op *op, size_t len)
 	}
 }
 
+/* The in-process bulk stream: a low-class endpoint on the sender's domain. */
+struct bulk {
+	struct gs g;
+	struct op *data;
+	struct sender s;
+	int next;
+	bool stopping;
+	char name[128];
+};
+
+static int bulk_pump(void *arg)
+{
+	struct bulk *b = arg;
+	const struct sn_opts *o = b->g.o;
+
+	for (int i = 0; !b->stopping && i < o->bulk_window; i++) {
+		if (b->data[i].busy)
+			continue;
+		int p = b->next;
+		b->next = (b->next + 1) % o->n_peers;
+		sn_fill(b->data[i].buf, SN_DATA, o->node, b->s.sent[p], o->bulk_size);
+		if (gs_send(&b->g, &b->data[i], o->bulk_size, p))
+			return -1;
+		b->s.sent[p]++;
+	}
+	return gs_poll(&b->g, 0) || b->s.bad ? -1 : 0;
+}
+
+static int bulk_open(struct bulk *b, const struct sn_opts *o, struct gs *high)
+{
+	snprintf(b->name, sizeof(b->name), "%sbulk", o->name);
+	if (gs_open(&b->g, o, false, b->name, high, 8, CTRL_SIZE))
+		return -1;
+	b->g.on_msg = sender_msg;
+	b->g.arg = &b->s;
+	b->s.ack_peer = -1;
+	b->data = calloc((size_t)o->bulk_window, sizeof(*b->data));
+	if (!b->data)
+		return -1;
+	for (int i = 0; i < o->bulk_window; i++) {
+		b->data[i].kind = OP_SEND;
+		b->data[i].buf = malloc(o->bulk_size);
+		if (!b->data[i].buf)
+			return -1;
+	}
+	high->pump = bulk_pump;
+	high->pump_arg = b;
+	return 0;
+}
+
+/* Stop the bulk stream, tell its receivers how much came, wait until they know. */
+static int bulk_finish(struct bulk *b, struct gs *high)
+{
+	const struct sn_opts *o = b->g.o;
+	uint64_t total = 0;
+
+	b->stopping = true;
+	b->g.deadline = sn_now() + o->timeout;
+	for (int p = 0; p < o->n_peers; p++) {
+		if (gs_ctrl(&b->g, SN_END, b->s.sent[p], p))
+			return -1;
+		total += b->s.sent[p];
+	}
+	while (b->s.end_acks < o->n_peers) {
+		if (gs_poll(&b->g, 1) || gs_poll(high, 0) || b->s.bad)
+			return -1;
+		if (sn_now() > b->g.deadline) {
+			sn_err("timed out: bulk receivers did not confirm the end");
+			return -1;
+		}
+	}
+	printf("result role=gamma-send-bulk node=%d class=low sent=%llu size=%u\n", o->node,
+	       (unsigned long long)total, o->bulk_size);
+	return 0;
+}
+
+static void bulk_close(struct bulk *b)
+{
+	if (!b->data)
+		return;
+	gs_close(&b->g);
+	for (int i = 0; i < b->g.o->bulk_window; i++)
+		free(b->data[i].buf);
+	free(b->data);
+}
+
 int sn_gamma_send(const struct sn_opts *o)
 {
+	struct bulk bulk = {0};
 	double end = o->duration ? o->start + o->warm + o->duration : 1e300;
 	double win0 = o->start + o->warm;
 	struct sender s = {.ack_peer = -1};
@@ -350,10 +452,12 @@ int sn_gamma_send(const struct sn_opts *o)
 	struct op *data = calloc((size_t)nbuf, sizeof(*data));
 	uint64_t total = 0;
 
-	if (!data || gs_open(&g, o, 8, CTRL_SIZE))
+	if (!data || gs_open(&g, o, o->high, o->name, NULL, 8, CTRL_SIZE))
 		goto out;
 	g.on_msg = sender_msg;
 	g.arg = &s;
+	if (o->bulk_size && bulk_open(&bulk, o, &g))
+		goto out;
 	for (int i = 0; i < nbuf; i++) {
 		data[i].kind = OP_SEND;
 		data[i].buf = malloc(o->size);
@@ -400,7 +504,11 @@ int sn_gamma_send(const struct sn_opts *o)
 			double half = (double)(sn_now_ns() - t0) / 2e3;
 			if ((double)t0 / 1e9 >= win0 && (double)t0 / 1e9 < end)
 				sn_stats_add(&rtt, half, o->size);
-			if (o->gap > 0)
+			/* The pause keeps the bulk stream of this process going. */
+			for (double t = sn_now() + o->gap; o->gap > 0 && g.pump && sn_now() < t;)
+				if (gs_poll(&g, 0))
+					goto out;
+			if (o->gap > 0 && !g.pump)
 				sn_sleep_until(sn_now() + o->gap);
 		} else if (gs_poll(&g, 0) || s.bad) {
 			goto out;
@@ -408,6 +516,9 @@ int sn_gamma_send(const struct sn_opts *o)
 		s.sent[p]++;
 		total++;
 	}
+	if (o->bulk_size && bulk_finish(&bulk, &g))
+		goto out;
+	g.pump = NULL;
 	/* Tell every receiver how many it should have; wait until each knows. */
 	g.deadline = sn_now() + o->timeout;
 	for (int p = 0; p < o->n_peers; p++)
@@ -432,6 +543,7 @@ int sn_gamma_send(const struct sn_opts *o)
 	rc = 0;
 out:
 	sn_stats_free(&rtt);
+	bulk_close(&bulk);
 	gs_close(&g);
 	for (int i = 0; data && i < nbuf; i++)
 		free(data[i].buf);
@@ -444,6 +556,7 @@ out:
 struct receiver {
 	struct sn_seen seen[SN_MAX_PEERS];
 	int64_t end_count[SN_MAX_PEERS]; /* -1 until the END */
+	bool end_acked[SN_MAX_PEERS];
 	int ends;
 	uint64_t bad;
 	struct sn_stats st;
@@ -481,11 +594,9 @@ static void receiver_msg(struct gs *g, struct op *op, size_t len)
 			r->err = 1;
 		break;
 	case SN_END:
-		if (r->end_count[p] < 0)
-			r->ends++;
+		/* Rendezvous messages may complete after a later small one: the
+		 * END is answered once everything it counts is here. */
 		r->end_count[p] = h.seq;
-		if (gs_ctrl(g, SN_END_ACK, h.seq, p))
-			r->err = 1;
 		break;
 	default:
 		if (!r->bad++)
@@ -503,7 +614,7 @@ int sn_gamma_recv(const struct sn_opts *o)
 
 	for (int p = 0; p < SN_MAX_PEERS; p++)
 		r.end_count[p] = -1;
-	if (gs_open(&g, o, N_RECV, cap))
+	if (gs_open(&g, o, o->high, o->name, NULL, N_RECV, cap))
 		goto out;
 	g.on_msg = receiver_msg;
 	g.arg = &r;
@@ -512,8 +623,24 @@ int sn_gamma_recv(const struct sn_opts *o)
 	while (r.ends < o->n_peers) {
 		if (gs_poll(&g, 100) || r.err)
 			goto out;
+		for (int p = 0; p < o->n_peers; p++) {
+			if (r.end_acked[p] || r.end_count[p] < 0 ||
+			    r.seen[p].got + r.seen[p].dup < (uint64_t)r.end_count[p])
+				continue;
+			if (gs_ctrl(&g, SN_END_ACK, (uint32_t)r.end_count[p], p))
+				goto out;
+			r.end_acked[p] = true;
+			r.ends++;
+		}
 		if (sn_now() > g.deadline) {
-			sn_err("timed out: END from %d of %d senders", r.ends, o->n_peers);
+			sn_err("timed out: %d of %d senders ended with everything received", r.ends,
+			       o->n_peers);
+			for (int p = 0; p < o->n_peers; p++)
+				if (!r.end_acked[p])
+					sn_err("from node %d: %llu messages, END %s", o->peers[p],
+					       (unsigned long long)r.seen[p].got,
+					       r.end_count[p] < 0 ? "not received" : "received");
+			rc = 3;
 			goto out;
 		}
 	}

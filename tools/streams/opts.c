@@ -32,6 +32,10 @@ static const char usage[] =
 	"                    a sender with several peers serves them in turn\n"
 	"  --gap US          paced: pause after each acknowledgement (default 0)\n"
 	"  --stream W        gamma: send continuously, W sends in flight\n"
+	"  --bulk-size N     gamma-send: a second, low-class endpoint of the same process\n"
+	"                    (same domain) streams N-byte messages to the same peers,\n"
+	"                    whose stream NAMEbulk a low-class gamma-recv --stream takes\n"
+	"  --bulk-window W   sends of that bulk stream in flight (default 16)\n"
 	"  --poll            busy-poll the completion queue (default: block)\n"
 	"  --start T         start sending at monotonic time T (default: now)\n"
 	"  --warm S          seconds after the start before the measurement window\n"
@@ -107,7 +111,7 @@ int sn_parse_opts(int argc, char **argv, struct sn_opts *o)
 {
 	enum { O_NODE = 256, O_PEERS, O_DIR, O_NAME, O_IFACE, O_SIZE, O_TCLASS, O_PACED, O_STREAM,
 	       O_POLL, O_START, O_WARM, O_DURATION, O_COUNT, O_TIMEOUT, O_ADDR, O_PORT, O_CC,
-	       O_SNDBUF, O_GAP, O_HELP };
+	       O_SNDBUF, O_GAP, O_BULK_SIZE, O_BULK_WINDOW, O_HELP };
 	static const struct option lo[] = {
 		{"node", 1, 0, O_NODE},         {"peers", 1, 0, O_PEERS},   {"dir", 1, 0, O_DIR},
 		{"name", 1, 0, O_NAME},         {"iface", 1, 0, O_IFACE},   {"size", 1, 0, O_SIZE},
@@ -116,13 +120,13 @@ int sn_parse_opts(int argc, char **argv, struct sn_opts *o)
 		{"duration", 1, 0, O_DURATION}, {"count", 1, 0, O_COUNT},   {"timeout", 1, 0, O_TIMEOUT},
 		{"addr", 1, 0, O_ADDR},         {"port", 1, 0, O_PORT},     {"cc", 1, 0, O_CC},
 		{"sndbuf", 1, 0, O_SNDBUF},     {"help", 0, 0, O_HELP},     {"gap", 1, 0, O_GAP},
-		{0, 0, 0, 0}};
+		{"bulk-size", 1, 0, O_BULK_SIZE}, {"bulk-window", 1, 0, O_BULK_WINDOW}, {0, 0, 0, 0}};
 	static const char *roles[] = {"gamma-send", "gamma-recv", "tcp-send", "tcp-recv", "now"};
 	uint64_t v;
 	int c;
 
 	*o = (struct sn_opts){.size = 1024, .high = true, .paced = true, .window = 16,
-			      .timeout = 30, .cc = "cubic", .node = -1, .name = "stream"};
+			      .timeout = 30, .cc = "cubic", .bulk_window = 16, .node = -1, .name = "stream"};
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? -1 : 1;
@@ -166,6 +170,16 @@ int sn_parse_opts(int argc, char **argv, struct sn_opts *o)
 			o->window = (int)v;
 			break;
 		case O_POLL: o->poll = true; break;
+		case O_BULK_SIZE:
+			if (parse_u64(optarg, &v, true) || v < SN_MIN_SIZE || v > SN_MAX_SIZE)
+				return bad("--bulk-size (32 B .. 4 MiB)", optarg);
+			o->bulk_size = (uint32_t)v;
+			break;
+		case O_BULK_WINDOW:
+			if (parse_u64(optarg, &v, false) || v < 1 || v > 1024)
+				return bad("--bulk-window (1..1024)", optarg);
+			o->bulk_window = (int)v;
+			break;
 		case O_GAP:
 			if (parse_double(optarg, &o->gap) || o->gap > 1e6)
 				return bad("--gap (microseconds)", optarg);
