@@ -443,8 +443,7 @@ static void bulk_close(struct bulk *b)
 int sn_gamma_send(const struct sn_opts *o)
 {
 	struct bulk bulk = {0};
-	double end = o->duration ? o->start + o->warm + o->duration : 1e300;
-	double win0 = o->start + o->warm;
+	double end, win0;
 	struct sender s = {.ack_peer = -1};
 	struct sn_stats rtt = {0};
 	struct gs g = {0};
@@ -465,7 +464,10 @@ int sn_gamma_send(const struct sn_opts *o)
 			goto out;
 	}
 	printf("ready gamma-send node %d\n", o->node);
-	sn_sleep_until(o->start);
+	if (sn_await_start(o))
+		goto out;
+	win0 = o->start + o->warm;
+	end = o->duration ? win0 + o->duration : 1e300;
 	g.deadline = end + o->timeout;
 	for (int p = 0;; p = (p + 1) % o->n_peers) {
 		if (o->count ? s.sent[p] >= o->count : sn_now() >= end)
@@ -606,8 +608,7 @@ static void receiver_msg(struct gs *g, struct op *op, size_t len)
 
 int sn_gamma_recv(const struct sn_opts *o)
 {
-	struct receiver r = {.win0 = o->start + o->warm,
-			     .win1 = o->duration ? o->start + o->warm + o->duration : 1e300};
+	struct receiver r = {0};
 	struct gs g = {0};
 	int rc = 1, lost = 0;
 	size_t cap = o->size > CTRL_SIZE ? o->size : CTRL_SIZE;
@@ -619,6 +620,12 @@ int sn_gamma_recv(const struct sn_opts *o)
 	g.on_msg = receiver_msg;
 	g.arg = &r;
 	printf("ready gamma-recv node %d\n", o->node);
+	/* Messages may arrive before our start: the window is known once read. */
+	r.win0 = 1e300;
+	if (o->start_file ? sn_await_start(o) : 0)
+		goto out;
+	r.win0 = o->start + o->warm;
+	r.win1 = o->duration ? r.win0 + o->duration : 1e300;
 	g.deadline = (o->duration ? r.win1 : o->start) + o->timeout;
 	while (r.ends < o->n_peers) {
 		if (gs_poll(&g, 100) || r.err)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sn.h"
 
@@ -29,6 +30,34 @@ void sn_sleep_until(double t)
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
+}
+
+int sn_await_start(const struct sn_opts *o)
+{
+	double deadline = sn_now() + o->timeout, t;
+	FILE *f;
+
+	fflush(stdout);
+	if (o->start_file) {
+		/* Written (atomically, by rename) once every process is ready. */
+		while (!(f = fopen(o->start_file, "r"))) {
+			if (sn_now() > deadline) {
+				sn_err("no start time in %s before the timeout", o->start_file);
+				return -1;
+			}
+			usleep(1000);
+		}
+		int n = fscanf(f, "%lf", &t);
+		fclose(f);
+		if (n != 1) {
+			sn_err("%s holds no start time", o->start_file);
+			return -1;
+		}
+		/* The options live in main(); only the start is learnt late. */
+		((struct sn_opts *)o)->start = t;
+	}
+	sn_sleep_until(o->start);
+	return 0;
 }
 
 static uint64_t hdr_check(const struct sn_hdr *h)

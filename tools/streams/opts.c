@@ -38,6 +38,7 @@ static const char usage[] =
 	"  --bulk-window W   sends of that bulk stream in flight (default 16)\n"
 	"  --poll            busy-poll the completion queue (default: block)\n"
 	"  --start T         start sending at monotonic time T (default: now)\n"
+	"  --start-file F    wait for F, then start at the monotonic time it holds\n"
 	"  --warm S          seconds after the start before the measurement window\n"
 	"  --duration S      length of the measurement window; sending stops at its end\n"
 	"  --count N         stop after N data messages (per peer) instead\n"
@@ -111,7 +112,7 @@ int sn_parse_opts(int argc, char **argv, struct sn_opts *o)
 {
 	enum { O_NODE = 256, O_PEERS, O_DIR, O_NAME, O_IFACE, O_SIZE, O_TCLASS, O_PACED, O_STREAM,
 	       O_POLL, O_START, O_WARM, O_DURATION, O_COUNT, O_TIMEOUT, O_ADDR, O_PORT, O_CC,
-	       O_SNDBUF, O_GAP, O_BULK_SIZE, O_BULK_WINDOW, O_HELP };
+	       O_SNDBUF, O_GAP, O_BULK_SIZE, O_BULK_WINDOW, O_START_FILE, O_HELP };
 	static const struct option lo[] = {
 		{"node", 1, 0, O_NODE},         {"peers", 1, 0, O_PEERS},   {"dir", 1, 0, O_DIR},
 		{"name", 1, 0, O_NAME},         {"iface", 1, 0, O_IFACE},   {"size", 1, 0, O_SIZE},
@@ -120,7 +121,8 @@ int sn_parse_opts(int argc, char **argv, struct sn_opts *o)
 		{"duration", 1, 0, O_DURATION}, {"count", 1, 0, O_COUNT},   {"timeout", 1, 0, O_TIMEOUT},
 		{"addr", 1, 0, O_ADDR},         {"port", 1, 0, O_PORT},     {"cc", 1, 0, O_CC},
 		{"sndbuf", 1, 0, O_SNDBUF},     {"help", 0, 0, O_HELP},     {"gap", 1, 0, O_GAP},
-		{"bulk-size", 1, 0, O_BULK_SIZE}, {"bulk-window", 1, 0, O_BULK_WINDOW}, {0, 0, 0, 0}};
+		{"bulk-size", 1, 0, O_BULK_SIZE}, {"bulk-window", 1, 0, O_BULK_WINDOW}, {"start-file", 1, 0, O_START_FILE},
+		{0, 0, 0, 0}};
 	static const char *roles[] = {"gamma-send", "gamma-recv", "tcp-send", "tcp-recv", "now"};
 	uint64_t v;
 	int c;
@@ -170,6 +172,7 @@ int sn_parse_opts(int argc, char **argv, struct sn_opts *o)
 			o->window = (int)v;
 			break;
 		case O_POLL: o->poll = true; break;
+		case O_START_FILE: o->start_file = optarg; break;
 		case O_BULK_SIZE:
 			if (parse_u64(optarg, &v, true) || v < SN_MIN_SIZE || v > SN_MAX_SIZE)
 				return bad("--bulk-size (32 B .. 4 MiB)", optarg);

@@ -29,6 +29,7 @@ struct sn_opts {
 	int window;  /* stream mode: sends in flight */
 	bool poll;   /* busy-poll the CQ instead of blocking */
 	double start, warm, duration; /* CLOCK_MONOTONIC seconds */
+	const char *start_file;       /* the start time is written here once all are ready */
 	uint64_t count;               /* stop after this many messages (0: by time) */
 	double timeout;               /* seconds past the end before giving up */
 	const char *addr;             /* tcp-send: receiver's IPv4 address */
@@ -59,6 +60,9 @@ struct sn_hdr {
 uint64_t sn_now_ns(void);
 double sn_now(void);
 void sn_sleep_until(double t);
+/* After "ready": learn the start time (--start-file) and sleep until it.
+ * Updates o->start; 0 or -1 (no start file before the timeout). */
+int sn_await_start(const struct sn_opts *o);
 /* Header and the payload pattern of (src, seq). */
 void sn_fill(void *buf, enum sn_type type, int src, uint32_t seq, uint32_t size);
 /* 0: intact.  Else a message says what is wrong. */

@@ -63,7 +63,7 @@ static int read_all(int fd, void *buf, size_t len, double deadline)
 int sn_tcp_send(const struct sn_opts *o)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)o->port)};
-	double end = end_of(o), deadline = o->start + o->timeout;
+	double end, deadline = sn_now() + o->timeout;
 	char *buf;
 	int fd = -1;
 	uint64_t seq = 0;
@@ -102,7 +102,10 @@ int sn_tcp_send(const struct sn_opts *o)
 		}
 		usleep(20000);
 	}
-	sn_sleep_until(o->start);
+	printf("ready tcp-send node %d\n", o->node);
+	if (sn_await_start(o))
+		return 1;
+	end = end_of(o);
 	while (o->count ? seq < o->count : sn_now() < end) {
 		sn_fill(buf, SN_DATA, o->node, (uint32_t)seq, o->size);
 		if (write_all(fd, buf, o->size)) {
@@ -145,8 +148,7 @@ static int listen_on(int port)
 
 int sn_tcp_recv(const struct sn_opts *o)
 {
-	double win0 = o->start + o->warm, win1 = end_of(o);
-	double deadline = (o->duration ? win1 : o->start) + o->timeout;
+	double win0, win1, deadline;
 	struct sn_stats st = {0};
 	struct sn_hdr h;
 	char why[160], *buf = NULL;
@@ -158,6 +160,11 @@ int sn_tcp_recv(const struct sn_opts *o)
 	if (lfd < 0)
 		return 1;
 	printf("ready tcp-recv port %d\n", o->port);
+	if (sn_await_start(o))
+		return 1;
+	win0 = o->start + o->warm;
+	win1 = end_of(o);
+	deadline = (o->duration ? win1 : o->start) + o->timeout;
 	struct pollfd pfd = {.fd = lfd, .events = POLLIN};
 	int ms = (int)((deadline - sn_now()) * 1000);
 	if (ms <= 0 || poll(&pfd, 1, ms) != 1 || (fd = accept(lfd, NULL, NULL)) < 0) {
