@@ -14,11 +14,17 @@ int main(int argc, char **argv)
 		return r < 0 ? 1 : 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	switch (o.role) {
-	case SN_NOW: printf("%.6f\n", sn_now()); return 0;
-	case SN_GAMMA_SEND: return sn_gamma_send(&o);
-	case SN_GAMMA_RECV: return sn_gamma_recv(&o);
-	case SN_TCP_SEND: return sn_tcp_send(&o);
-	case SN_TCP_RECV: return sn_tcp_recv(&o);
+	case SN_NOW:
+		printf("%.6f\n", sn_now());
+		return 0;
+	case SN_GAMMA_SEND:
+		return sn_gamma_send(&o);
+	case SN_GAMMA_RECV:
+		return sn_gamma_recv(&o);
+	case SN_TCP_SEND:
+		return sn_tcp_send(&o);
+	case SN_TCP_RECV:
+		return sn_tcp_recv(&o);
 	}
 	return 1;
 }

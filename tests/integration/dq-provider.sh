@@ -6,11 +6,14 @@
 # directions; with --dq off all of it goes through the one FIFO class.  The
 # traffic is tools/gamma-stream-node's (the stream program of
 # tools/gamma-streams): every message verified byte by byte, none lost.
+# shellcheck source=cluster-lib.sh
 . "$(dirname "$0")/cluster-lib.sh" dp
+# shellcheck disable=SC2154 # top: set by cluster-lib.sh
 NODEBIN=${GAMMA_BUILD_DIR:-$BUILT/..}/tools/gamma-stream-node
 [ -x "$NODEBIN" ] || NODEBIN=$top/tools/gamma-stream-node
 [ -x "$NODEBIN" ] || fail "tools/gamma-stream-node not built"
-export GAMMA_BUILD_DIR=$(cd "$(dirname "$NODEBIN")/.." && pwd)
+GAMMA_BUILD_DIR=$(cd "$(dirname "$NODEBIN")/.." && pwd)
+export GAMMA_BUILD_DIR
 . "$top/tools/gamma-env.sh" 2>/dev/null
 fi_info -p gamma -t FI_EP_RDM 2>/dev/null | grep -q 'provider: gamma' ||
 	skip "libfabric lists no gamma FI_EP_RDM endpoint (provider not built?)"
@@ -32,7 +35,7 @@ stream()
 	d=$(mktemp -d "$WORK/s.XXXX")
 	mode=(--paced)
 	[ "$cls" = low ] && mode=(--stream 8)
-	local args=(--dir "$d" --name "s$cls" --size 1K --tclass "$cls" "${mode[@]}" --count $N --timeout 20)
+	local args=(--dir "$d" --name "s$cls" --size 1K --tclass "$cls" "${mode[@]}" --count "$N" --timeout 20)
 	timeout 60 "$GC" exec "$c" 1 "$NODEBIN" gamma-recv --node 1 --peers 0 "${args[@]}" >"$d/recv" 2>&1 &
 	local rp=$!
 	BGPIDS="$BGPIDS $rp"

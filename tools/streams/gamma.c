@@ -149,7 +149,7 @@ static int post_recv(struct gs *g, struct op *op)
 
 /* Opens an endpoint of class high (or low); with dom, on that struct's domain. */
 static int gs_open(struct gs *g, const struct sn_opts *o, bool high, const char *name,
-		   struct gs *dom, int n_recv, size_t recv_size)
+                   struct gs *dom, int n_recv, size_t recv_size)
 {
 	struct fi_info *hints = fi_allocinfo();
 	int r;
@@ -173,13 +173,14 @@ static int gs_open(struct gs *g, const struct sn_opts *o, bool high, const char 
 	r = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &g->info);
 	fi_freeinfo(hints);
 	if (r) {
-		sn_err("provider gamma offers no FI_EP_RDM endpoint (%s): source tools/gamma-env.sh "
-		       "after make, and check the interface (FI_GAMMA_IFACE=%s)",
-		       fi_strerror(-r), getenv("FI_GAMMA_IFACE") ? getenv("FI_GAMMA_IFACE") : "");
+		sn_err(
+		    "provider gamma offers no FI_EP_RDM endpoint (%s): source tools/gamma-env.sh "
+		    "after make, and check the interface (FI_GAMMA_IFACE=%s)",
+		    fi_strerror(-r), getenv("FI_GAMMA_IFACE") ? getenv("FI_GAMMA_IFACE") : "");
 		return -1;
 	}
 	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_MSG,
-				     .wait_obj = o->poll ? FI_WAIT_NONE : FI_WAIT_UNSPEC};
+	                             .wait_obj = o->poll ? FI_WAIT_NONE : FI_WAIT_UNSPEC};
 	struct fi_av_attr av_attr = {.type = g->info->domain_attr->av_type, .count = SN_MAX_PEERS};
 	if (dom) {
 		/* One domain = one gm_net: the provider's own double queue sees both. */
@@ -308,7 +309,8 @@ static int gs_ctrl(struct gs *g, enum sn_type type, uint32_t seq, int peer)
 	for (;;) {
 		for (int i = 0; i < SN_MAX_PEERS * 2; i++)
 			if (!g->ctrl[i].busy) {
-				sn_fill(g->ctrl[i].buf, type, g->o->node, seq, sizeof(struct sn_hdr));
+				sn_fill(g->ctrl[i].buf, type, g->o->node, seq,
+				        sizeof(struct sn_hdr));
 				return gs_send(g, &g->ctrl[i], sizeof(struct sn_hdr), peer);
 			}
 		if (gs_poll(g, 1))
@@ -324,7 +326,7 @@ static int gs_ctrl(struct gs *g, enum sn_type type, uint32_t seq, int peer)
 
 struct sender {
 	uint32_t sent[SN_MAX_PEERS];
-	int ack_peer;       /* paced: the ACK awaited (peer index, seq) */
+	int ack_peer; /* paced: the ACK awaited (peer index, seq) */
 	uint32_t ack_seq;
 	bool acked;
 	int end_acks;
@@ -498,7 +500,8 @@ int sn_gamma_send(const struct sn_opts *o)
 				if (gs_poll(&g, 100) || s.bad)
 					goto out;
 				if (sn_now() > g.deadline) {
-					sn_err("timed out waiting for node %d to acknowledge message %u",
+					sn_err("timed out waiting for node %d to acknowledge "
+					       "message %u",
 					       o->peers[p], s.ack_seq);
 					goto out;
 				}
@@ -535,8 +538,8 @@ int sn_gamma_send(const struct sn_opts *o)
 			goto out;
 		}
 	}
-	printf("result role=gamma-send node=%d class=%s sent=%llu", o->node, o->high ? "high" : "low",
-	       (unsigned long long)total);
+	printf("result role=gamma-send node=%d class=%s sent=%llu", o->node,
+	       o->high ? "high" : "low", (unsigned long long)total);
 	for (int p = 0; p < o->n_peers; p++)
 		printf(" to%d=%u", o->peers[p], s.sent[p]);
 	putchar('\n');
@@ -659,16 +662,17 @@ int sn_gamma_recv(const struct sn_opts *o)
 	for (int p = 0; p < o->n_peers; p++) {
 		got += r.seen[p].got;
 		if (!sn_seen_complete(&r.seen[p], (uint32_t)r.end_count[p])) {
-			sn_err("from node %d: %llu distinct messages (%llu duplicates), sender sent %lld",
+			sn_err("from node %d: %llu distinct messages (%llu duplicates), sender "
+			       "sent %lld",
 			       o->peers[p], (unsigned long long)r.seen[p].got,
 			       (unsigned long long)r.seen[p].dup, (long long)r.end_count[p]);
 			lost = 1;
 		}
 	}
 	char prefix[160];
-	snprintf(prefix, sizeof(prefix), "result role=gamma-recv node=%d class=%s received=%llu bad=%llu",
-		 o->node, o->high ? "high" : "low", (unsigned long long)got,
-		 (unsigned long long)r.bad);
+	snprintf(prefix, sizeof(prefix),
+	         "result role=gamma-recv node=%d class=%s received=%llu bad=%llu", o->node,
+	         o->high ? "high" : "low", (unsigned long long)got, (unsigned long long)r.bad);
 	sn_stats_print(&r.st, prefix);
 	rc = r.bad || lost ? 3 : 0;
 out:

@@ -26,7 +26,8 @@ double sn_now(void)
 
 void sn_sleep_until(double t)
 {
-	struct timespec ts = {.tv_sec = (time_t)t, .tv_nsec = (long)((t - (double)(time_t)t) * 1e9)};
+	struct timespec ts = {.tv_sec = (time_t)t,
+	                      .tv_nsec = (long)((t - (double)(time_t)t) * 1e9)};
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
@@ -63,7 +64,7 @@ int sn_await_start(const struct sn_opts *o)
 static uint64_t hdr_check(const struct sn_hdr *h)
 {
 	uint64_t x = ((uint64_t)h->magic << 32 | (uint64_t)h->type << 16 | h->src) ^
-		     ((uint64_t)h->seq << 32 | h->size) ^ h->send_ns;
+	             ((uint64_t)h->seq << 32 | h->size) ^ h->send_ns;
 	x *= GOLD;
 	return x ^ (x >> 31);
 }
@@ -76,10 +77,10 @@ static uint64_t seed_of(int src, uint32_t seq)
 void sn_fill(void *buf, enum sn_type type, int src, uint32_t seq, uint32_t size)
 {
 	struct sn_hdr h = {.magic = SN_MAGIC,
-			   .type = (uint16_t)type,
-			   .src = (uint16_t)src,
-			   .seq = seq,
-			   .size = size};
+	                   .type = (uint16_t)type,
+	                   .src = (uint16_t)src,
+	                   .seq = seq,
+	                   .size = size};
 	uint8_t *p = (uint8_t *)buf + sizeof(h);
 	size_t len = size - sizeof(h), k;
 	uint64_t seed = seed_of(src, seq), w;
@@ -116,7 +117,7 @@ int sn_verify(const void *buf, size_t len, char *why, size_t why_len)
 	}
 	if (h.size != len) {
 		snprintf(why, why_len, "message from node %u seq %u: %zu bytes, header says %u",
-			 h.src, h.seq, len, h.size);
+		         h.src, h.seq, len, h.size);
 		return -1;
 	}
 	len -= sizeof(h);
@@ -134,6 +135,6 @@ int sn_verify(const void *buf, size_t len, char *why, size_t why_len)
 	return 0;
 bad:
 	snprintf(why, why_len, "message from node %u seq %u: payload differs near byte %zu", h.src,
-		 h.seq, sizeof(h) + k);
+	         h.seq, sizeof(h) + k);
 	return -1;
 }

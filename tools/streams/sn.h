@@ -21,13 +21,13 @@ struct sn_opts {
 	int peers[SN_MAX_PEERS];
 	int n_peers;
 	uint32_t size;
-	bool high;   /* tclass FI_TC_LOW_LATENCY, else FI_TC_BULK_DATA */
-	bool paced;  /* one message in flight, acknowledged by the receiver */
-	double gap;  /* paced: seconds of silence after each acknowledgement */
+	bool high;          /* tclass FI_TC_LOW_LATENCY, else FI_TC_BULK_DATA */
+	bool paced;         /* one message in flight, acknowledged by the receiver */
+	double gap;         /* paced: seconds of silence after each acknowledgement */
 	uint32_t bulk_size; /* gamma-send: also stream low-class bulk from this process */
 	int bulk_window;
-	int window;  /* stream mode: sends in flight */
-	bool poll;   /* busy-poll the CQ instead of blocking */
+	int window;                   /* stream mode: sends in flight */
+	bool poll;                    /* busy-poll the CQ instead of blocking */
 	double start, warm, duration; /* CLOCK_MONOTONIC seconds */
 	const char *start_file;       /* the start time is written here once all are ready */
 	uint64_t count;               /* stop after this many messages (0: by time) */

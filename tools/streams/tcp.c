@@ -121,7 +121,8 @@ int sn_tcp_send(const struct sn_opts *o)
 	close(fd);
 	free(buf);
 	if (r != 0) {
-		sn_err("receiver did not close cleanly: %s", r < 0 ? strerror(errno) : "extra data");
+		sn_err("receiver did not close cleanly: %s",
+		       r < 0 ? strerror(errno) : "extra data");
 		return 1;
 	}
 	printf("result role=tcp-send node=%d to=%s:%d sent=%llu\n", o->node, o->addr, o->port,
@@ -132,8 +133,8 @@ int sn_tcp_send(const struct sn_opts *o)
 static int listen_on(int port)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET,
-				 .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_ANY)};
+	                         .sin_port = htons((uint16_t)port),
+	                         .sin_addr.s_addr = htonl(INADDR_ANY)};
 	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
@@ -204,8 +205,9 @@ int sn_tcp_recv(const struct sn_opts *o)
 	}
 	close(fd); /* our end of stream tells the sender we have everything */
 	char prefix[160];
-	snprintf(prefix, sizeof(prefix), "result role=tcp-recv node=%d port=%d received=%llu bad=%llu",
-		 o->node, o->port, (unsigned long long)got, (unsigned long long)bad);
+	snprintf(prefix, sizeof(prefix),
+	         "result role=tcp-recv node=%d port=%d received=%llu bad=%llu", o->node, o->port,
+	         (unsigned long long)got, (unsigned long long)bad);
 	sn_stats_print(&st, prefix);
 	sn_stats_free(&st);
 	free(buf);
