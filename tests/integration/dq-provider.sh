@@ -8,8 +8,8 @@
 # tools/gamma-streams): every message verified byte by byte, none lost.
 # shellcheck source=cluster-lib.sh
 . "$(dirname "$0")/cluster-lib.sh" dp
-# shellcheck disable=SC2154 # top: set by cluster-lib.sh
 NODEBIN=${GAMMA_BUILD_DIR:-$BUILT/..}/tools/gamma-stream-node
+# shellcheck disable=SC2154 # top: set by cluster-lib.sh
 [ -x "$NODEBIN" ] || NODEBIN=$top/tools/gamma-stream-node
 [ -x "$NODEBIN" ] || fail "tools/gamma-stream-node not built"
 GAMMA_BUILD_DIR=$(cd "$(dirname "$NODEBIN")/.." && pwd)
