@@ -8,6 +8,8 @@
 # directory per benchmark and a top Makefile where `make <bench> CLASS=<c>`
 # leaves bin/<bench>.<c>.x. bin/ must exist before make.
 
+# shellcheck shell=bash disable=SC2154,SC2034 # run's variables
+
 # is_npb_mpi DIR: DIR looks like NPB3.x-MPI.
 is_npb_mpi()
 {
@@ -40,7 +42,7 @@ npb_find_source()
 npb_compilers()
 {
 	local c
-	fc= cc=
+	fc='' cc=''
 	case $1 in
 	openmpi)
 		for c in mpifort mpif90; do command -v $c >/dev/null && { fc=$c; break; }; done
@@ -72,7 +74,7 @@ npb_build()
 	fi
 	say "copying the NPB source for $kind to $dst"
 	rm -rf "$dst" && mkdir -p "$dst" && cp -a "$src/." "$dst/" || return 1
-	rm -rf "$dst/bin" && mkdir -p "$dst/bin" || return 1
+	rm -rf "${dst:?}/bin" && mkdir -p "$dst/bin" || return 1
 
 	# gfortran 10 and later reject NPB's MPI calls with mixed buffer types
 	# and its BOZ constants unless told to allow them.
