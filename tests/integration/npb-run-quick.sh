@@ -103,11 +103,11 @@ ok "cluster $name torn down"
 # Ctrl-C in the middle: the run says so and removes its cluster. Job control
 # gives the background run its own process group with SIGINT not ignored.
 set -m
-"$RUN" --quick --nodes 2 --bench cg --reps 50 --no-setup --results "$WORK/res2" >"$WORK/out2" 2>&1 &
+"$RUN" --quick --nodes 2 --bench is --reps 50 --no-setup --results "$WORK/res2" >"$WORK/out2" 2>&1 &
 bg=$!
 set +m
 for _ in $(seq 600); do
-	grep -q '\[1/' "$WORK/out2" && break
+	grep -qs '\[1/' "$WORK/out2" && break
 	kill -0 "$bg" 2>/dev/null || break
 	sleep 0.1
 done
