@@ -25,6 +25,7 @@ BEGIN_C_DECLS
 #define GAMMA_ADDR_MAX 112
 #define GAMMA_MAX_MODULES 8
 #define GAMMA_MIN_EAGER 64
+#define GAMMA_FLUSH_SECONDS 2.0
 /* Receive buffers posted per module; each holds one whole BTL fragment. */
 #define GAMMA_RX_POSTED 64
 
@@ -101,6 +102,7 @@ typedef struct mca_btl_gamma_module_t {
 	 * queue behind them so a peer sees fragments in order. */
 	opal_list_t pending;
 	bool draining;
+	int inflight; /* fi_send calls not yet completed */
 	opal_list_t endpoints;
 	mca_btl_base_module_error_cb_fn_t error_cb;
 	bool enabled;
@@ -145,7 +147,7 @@ int gamma_params_register(void);
 /* btl_gamma_iface.c */
 int gamma_iface_select(char ***names_out, int *count_out);
 void gamma_names_free(char **names, int count);
-bool gamma_dev_override(const char **prov_out);
+bool gamma_have_cap_net_raw(void);
 
 /* btl_gamma_hwloc.c (no Open MPI headers there) */
 void gamma_hwloc_sort_nearest(char **names, int count);
@@ -154,6 +156,7 @@ void gamma_hwloc_sort_nearest(char **names, int count);
 int gamma_fi_getinfo(const char *domain, struct fi_info **out);
 bool gamma_fi_provider_loaded(void);
 int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info);
+void gamma_fi_flush(mca_btl_gamma_module_t *m);
 void gamma_fi_close(mca_btl_gamma_module_t *m);
 int gamma_fi_post_recv(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx);
 int gamma_fi_progress(mca_btl_gamma_module_t *m);
@@ -166,6 +169,7 @@ int gamma_frag_pools_init(mca_btl_gamma_module_t *m);
 void gamma_frag_pools_fini(mca_btl_gamma_module_t *m);
 mca_btl_gamma_frag_t *gamma_frag_get(mca_btl_gamma_module_t *m, size_t size);
 void gamma_frag_return(mca_btl_gamma_frag_t *frag);
+void gamma_frag_return_if_owned(mca_btl_gamma_frag_t *frag);
 
 /* btl_gamma_send.c */
 mca_btl_base_descriptor_t *gamma_alloc(mca_btl_base_module_t *btl,
@@ -189,7 +193,8 @@ int gamma_send_drain_pending(mca_btl_gamma_module_t *m);
 void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_t len);
 
 /* btl_gamma_endpoint.c */
-mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struct opal_proc_t *proc);
+mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m,
+						struct opal_proc_t *proc);
 void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why);
 
 /* btl_gamma_module.c */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/fi_errno.h>
+
 #include "opal/util/output.h"
 
 static int gamma_component_open(void);
@@ -49,12 +51,13 @@ static int gamma_component_close(void)
 	return OPAL_SUCCESS;
 }
 
-static mca_btl_gamma_module_t *module_create(const char *ifname)
+static mca_btl_gamma_module_t *module_create(const char *ifname, int *err)
 {
 	mca_btl_gamma_module_t *m;
 	struct fi_info *info = NULL;
 
-	if (gamma_fi_getinfo(ifname, &info))
+	*err = gamma_fi_getinfo(ifname, &info);
+	if (*err)
 		return NULL;
 	m = calloc(1, sizeof(*m));
 	if (!m) {
@@ -75,7 +78,8 @@ static mca_btl_gamma_module_t *module_create(const char *ifname)
 	snprintf(m->ifname, sizeof(m->ifname), "%s", info->domain_attr->name);
 	OBJ_CONSTRUCT(&m->pending, opal_list_t);
 	OBJ_CONSTRUCT(&m->endpoints, opal_list_t);
-	if (gamma_fi_open(m, info))
+	*err = gamma_fi_open(m, info);
+	if (*err)
 		goto fail;
 	if (gamma_frag_pools_init(m))
 		goto fail_fi;
@@ -84,8 +88,13 @@ static mca_btl_gamma_module_t *module_create(const char *ifname)
 			goto fail_pools;
 	}
 	m->enabled = true;
-	GAMMA_VERBOSE(10, "btl gamma: module on %s ready (provider %s, inject %zu B)", m->ifname,
-		      info->fabric_attr->prov_name, m->inject_size);
+	GAMMA_VERBOSE(10,
+		      "btl gamma: module on %s ready (provider %s, tclass %s, eager %zu B, "
+		      "max send %zu B, inject %zu B)",
+		      m->ifname, info->fabric_attr->prov_name,
+		      info->tx_attr->tclass == FI_TC_LOW_LATENCY ? "FI_TC_LOW_LATENCY"
+								 : "FI_TC_BULK_DATA",
+		      m->super.btl_eager_limit, m->super.btl_max_send_size, m->inject_size);
 	return m;
 
 fail_pools:
@@ -109,6 +118,12 @@ static mca_btl_base_module_t **gamma_component_init(int *num_btls, bool progress
 
 	*num_btls = 0;
 	c->num_modules = 0;
+	if (mpi_threads) {
+		/* Sends, progress and completions share unlocked module state. */
+		opal_output(0, "btl gamma: MPI_THREAD_MULTIPLE is not supported yet; fix: use "
+			       "MPI_Init/MPI_THREAD_FUNNELED, or another BTL; using other BTLs");
+		return NULL;
+	}
 	if (c->params.if_include && c->params.if_exclude) {
 		opal_output(0, "btl gamma: set btl_gamma_if_include or btl_gamma_if_exclude, not "
 			       "both; gamma disabled");
@@ -118,9 +133,14 @@ static mca_btl_base_module_t **gamma_component_init(int *num_btls, bool progress
 		return NULL;
 
 	for (int i = 0; i < count && c->num_modules < GAMMA_MAX_MODULES; i++) {
-		mca_btl_gamma_module_t *m = module_create(names[i]);
+		int err = 0;
+		mca_btl_gamma_module_t *m = module_create(names[i], &err);
+
 		if (m)
 			c->modules[c->num_modules++] = m;
+		/* No permission on one interface means none on the others: one line. */
+		if (err == -FI_EPERM || err == -FI_EACCES)
+			break;
 	}
 	gamma_names_free(names, count);
 	if (c->num_modules == 0)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
@@ -16,6 +17,13 @@
 #define GAMMA_FI_VERSION FI_VERSION(1, 17)
 #define GAMMA_CQ_BATCH 16
 
+
+/* btl_gamma_priority -> gamma's double queue: high is the parallel job. */
+static uint32_t gamma_tclass(void)
+{
+	return mca_btl_gamma_component.params.priority == GAMMA_PRIO_HIGH ? FI_TC_LOW_LATENCY
+									  : FI_TC_BULK_DATA;
+}
 
 static struct fi_info *make_hints(const char *prov, const char *domain)
 {
@@ -30,9 +38,7 @@ static struct fi_info *make_hints(const char *prov, const char *domain)
 	/* Sends come from our own buffers without descriptors: no FI_MR_LOCAL. */
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
-	hints->tx_attr->tclass = mca_btl_gamma_component.params.priority == GAMMA_PRIO_HIGH
-					 ? FI_TC_LOW_LATENCY
-					 : FI_TC_BULK_DATA;
+	hints->tx_attr->tclass = gamma_tclass();
 	hints->fabric_attr->prov_name = strdup(prov);
 	if (domain)
 		hints->domain_attr->name = strdup(domain);
@@ -41,14 +47,11 @@ static struct fi_info *make_hints(const char *prov, const char *domain)
 
 int gamma_fi_getinfo(const char *domain, struct fi_info **out)
 {
-	const char *prov = GAMMA_PROV_NAME;
 	struct fi_info *hints, *list = NULL;
-	bool dev = gamma_dev_override(&prov);
 	int rc;
 
 	*out = NULL;
-	/* development override, to be removed: any interface of the stand-in. */
-	hints = make_hints(prov, dev ? NULL : domain);
+	hints = make_hints(GAMMA_PROV_NAME, domain);
 	if (!hints)
 		return -FI_ENOMEM;
 	rc = fi_getinfo(GAMMA_FI_VERSION, NULL, NULL, 0, hints, &list);
@@ -59,10 +62,17 @@ int gamma_fi_getinfo(const char *domain, struct fi_info **out)
 		*out = list;
 		return 0;
 	}
-	/* One interface wanted: keep its first offer only. */
-	*out = fi_dupinfo(list);
+	/* One interface wanted: keep its offer only. */
+	for (struct fi_info *fi = list; fi; fi = fi->next) {
+		if (fi->domain_attr->name && !strcmp(fi->domain_attr->name, domain)) {
+			*out = fi_dupinfo(fi);
+			break;
+		}
+	}
 	fi_freeinfo(list);
-	return *out ? 0 : -FI_ENOMEM;
+	if (!*out)
+		return -FI_ENODATA;
+	return 0;
 }
 
 /* Whether libfabric loaded a provider named "gamma": it registers its
@@ -102,6 +112,10 @@ int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
 	int rc;
 
 	m->info = info;
+	/* The endpoint's traffic class picks gamma's queue; set it even if the
+	 * provider echoed FI_TC_UNSPEC. */
+	if (info->tx_attr)
+		info->tx_attr->tclass = gamma_tclass();
 	rc = fi_fabric(info->fabric_attr, &m->fabric, NULL);
 	if (rc) {
 		open_failed(m, "fi_fabric", rc);
@@ -162,6 +176,27 @@ int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
 fail:
 	gamma_fi_close(m);
 	return rc ? rc : -FI_EOTHER;
+}
+
+/* Finalize: give queued and in-flight sends a bounded chance to leave, so
+ * the last messages of a job are not lost by closing the endpoint early. */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void gamma_fi_flush(mca_btl_gamma_module_t *m)
+{
+	const double deadline = now_s() + GAMMA_FLUSH_SECONDS;
+
+	while ((m->inflight > 0 || !opal_list_is_empty(&m->pending)) && now_s() < deadline)
+		gamma_fi_progress(m);
+	if (m->inflight > 0 || !opal_list_is_empty(&m->pending))
+		GAMMA_VERBOSE(10, "btl gamma: %s: closing with %d sends unconfirmed", m->ifname,
+			      m->inflight + (int)opal_list_get_size(&m->pending));
 }
 
 void gamma_fi_close(mca_btl_gamma_module_t *m)
@@ -239,6 +274,11 @@ static void handle_error(mca_btl_gamma_module_t *m)
 		mca_btl_gamma_frag_t *frag = container_of(ctx, mca_btl_gamma_frag_t, ctx);
 		char why[160];
 
+		m->inflight--;
+		if (!m->enabled) {
+			gamma_frag_return_if_owned(frag);
+			return;
+		}
 		snprintf(why, sizeof(why), "send on %s failed: %s", m->ifname,
 			 fi_cq_strerror(m->cq, err.prov_errno, err.err_data, NULL, 0));
 		gamma_endpoint_fail(frag->endpoint, why);
@@ -275,16 +315,18 @@ int gamma_fi_progress(mca_btl_gamma_module_t *m)
 			struct gamma_ctx *ctx = ent[i].op_context;
 
 			if (ctx->kind == GAMMA_CTX_SEND) {
+				m->inflight--;
 				gamma_send_complete(container_of(ctx, mca_btl_gamma_frag_t, ctx),
 						    OPAL_SUCCESS);
 			} else {
 				struct gamma_rxbuf *rx = container_of(ctx, struct gamma_rxbuf, ctx);
 				rx->posted = false;
+				if (!m->enabled)
+					continue; /* finalizing: the PML is gone */
 				rx->busy = true;
 				gamma_recv_deliver(m, rx, ent[i].len);
 				rx->busy = false;
-				if (m->enabled)
-					gamma_fi_post_recv(m, rx);
+				gamma_fi_post_recv(m, rx);
 			}
 		}
 		events += (int)n;
@@ -302,9 +344,14 @@ ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag)
 {
 	mca_btl_gamma_module_t *m = frag->module;
 
+	ssize_t rc;
+
 	frag->ctx.kind = GAMMA_CTX_SEND;
-	return fi_send(m->ep, frag->hdr, sizeof(struct gamma_hdr) + frag->segment.seg_len, NULL,
-		       frag->endpoint->fi_addr, &frag->ctx.fi);
+	rc = fi_send(m->ep, frag->hdr, sizeof(struct gamma_hdr) + frag->segment.seg_len, NULL,
+		     frag->endpoint->fi_addr, &frag->ctx.fi);
+	if (rc == 0)
+		m->inflight++;
+	return rc;
 }
 
 ssize_t gamma_fi_inject(mca_btl_gamma_module_t *m, mca_btl_gamma_endpoint_t *ep,

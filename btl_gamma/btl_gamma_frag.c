@@ -47,7 +47,10 @@ static int pool_init(mca_btl_gamma_module_t *m, opal_free_list_t *fl, size_t cap
 
 int gamma_frag_pools_init(mca_btl_gamma_module_t *m)
 {
-	const size_t rx_len = sizeof(struct gamma_hdr) + m->super.btl_max_send_size;
+	/* 64-byte aligned buffers keep the PML header after our 8-byte header
+	 * 8-byte aligned whatever max_send_size is. */
+	const size_t rx_len =
+		(sizeof(struct gamma_hdr) + m->super.btl_max_send_size + 63) & ~(size_t)63;
 	struct gamma_pool_ctx *ctx = m->pool_ctx;
 
 	if (pool_init(m, &m->eager_frags, m->super.btl_eager_limit, &ctx[0]) ||
@@ -100,4 +103,10 @@ mca_btl_gamma_frag_t *gamma_frag_get(mca_btl_gamma_module_t *m, size_t size)
 void gamma_frag_return(mca_btl_gamma_frag_t *frag)
 {
 	opal_free_list_return(frag->pool, &frag->base.super);
+}
+
+void gamma_frag_return_if_owned(mca_btl_gamma_frag_t *frag)
+{
+	if (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP)
+		gamma_frag_return(frag);
 }

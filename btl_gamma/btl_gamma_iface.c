@@ -5,6 +5,7 @@
 #include "btl_gamma.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -15,19 +16,8 @@
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
-/* development override, to be removed: BTL_GAMMA_DEV_PROVIDER names another
- * libfabric provider (e.g. "tcp;ofi_rxm") so the data path can be exercised
- * before gamma carries data; interface filtering is skipped then. */
-bool gamma_dev_override(const char **prov_out)
-{
-	const char *dev = getenv("BTL_GAMMA_DEV_PROVIDER");
-
-	if (!dev || !*dev)
-		return false;
-	if (prov_out)
-		*prov_out = dev;
-	return true;
-}
+/* linux/capability.h: CAP_NET_RAW */
+#define CAP_NET_RAW_BIT 13
 
 static bool iface_is_up(const char *name, bool *exists)
 {
@@ -51,6 +41,44 @@ static bool iface_is_up(const char *name, bool *exists)
 	return up;
 }
 
+/* A btl_gamma_if_include entry exists and is up; if not, say how to fix it. */
+static bool include_usable(const char *name)
+{
+	bool exists;
+	bool up = iface_is_up(name, &exists);
+
+	if (!exists)
+		opal_output(0, "btl gamma: interface \"%s\" (btl_gamma_if_include) does not exist "
+			       "on %s; fix: name one listed by `ip link`; using other BTLs",
+			    name, opal_process_info.nodename ?: "this host");
+	else if (!up)
+		opal_output(0, "btl gamma: interface \"%s\" is down; fix: `ip link set %s up` or "
+			       "choose another with btl_gamma_if_include; using other BTLs",
+			    name, name);
+	return exists && up;
+}
+
+/* Effective CAP_NET_RAW, read from /proc so no libcap is needed; when it
+ * cannot be read, assume present and let the provider answer. */
+bool gamma_have_cap_net_raw(void)
+{
+	char line[256];
+	unsigned long long eff;
+	bool have = true;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			have = (eff >> CAP_NET_RAW_BIT) & 1;
+			break;
+		}
+	}
+	fclose(f);
+	return have;
+}
+
 static bool in_list(char **list, const char *name)
 {
 	for (int i = 0; list && list[i]; i++)
@@ -72,6 +100,12 @@ static int offered_domains(char ***out)
 			       "not in FI_PROVIDER_PATH or libfabric's provider directory); fix: "
 			       "`. tools/gamma-env.sh` in the gamma build tree, or `make install`; "
 			       "check with `fi_info -p gamma`; using other BTLs");
+		return rc;
+	}
+	if (rc && !gamma_have_cap_net_raw()) {
+		opal_output(0, "btl gamma: provider \"gamma\" offers no interface to this process, "
+			       "which lacks CAP_NET_RAW (needed for raw Ethernet frames); fix: run "
+			       "as root or `setcap cap_net_raw+ep` the program; using other BTLs");
 		return rc;
 	}
 	if (rc) {
@@ -116,33 +150,13 @@ int gamma_iface_select(char ***names_out, int *count_out)
 
 	*names_out = NULL;
 	*count_out = 0;
-	if (gamma_dev_override(NULL)) {
-		opal_argv_append_nosize(&chosen, "dev");
-		*names_out = chosen;
-		*count_out = 1;
-		return 0;
-	}
 	if (p->if_include && *p->if_include) {
 		/* Interface problems first: they are the user's to fix, whatever
 		 * state the provider is in. */
 		incl = opal_argv_split(p->if_include, ',');
-		for (int i = 0; incl && incl[i]; i++) {
-			bool exists;
-			bool up = iface_is_up(incl[i], &exists);
-
-			if (!exists)
-				opal_output(0, "btl gamma: interface \"%s\" (btl_gamma_if_include) "
-					       "does not exist on %s; fix: name one listed by `ip link`; "
-					       "using other BTLs",
-					    incl[i], opal_process_info.nodename ?: "this host");
-			else if (!up)
-				opal_output(0, "btl gamma: interface \"%s\" is down; fix: `ip link set "
-					       "%s up` or choose another with btl_gamma_if_include; "
-					       "using other BTLs",
-					    incl[i], incl[i]);
-			else if (!in_list(chosen, incl[i]))
+		for (int i = 0; incl && incl[i]; i++)
+			if (include_usable(incl[i]) && !in_list(chosen, incl[i]))
 				opal_argv_append_nosize(&chosen, incl[i]);
-		}
 		opal_argv_free(incl);
 		if (!chosen)
 			return 0;
@@ -156,9 +170,10 @@ int gamma_iface_select(char ***names_out, int *count_out)
 			if (in_list(offered, incl[i]))
 				opal_argv_append_nosize(&chosen, incl[i]);
 			else
-				opal_output(0, "btl gamma: provider \"gamma\" does not offer interface "
-					       "\"%s\" (not Ethernet, or left out by FI_GAMMA_IFACE); "
-					       "fix: check `fi_info -p gamma`; using other BTLs",
+				opal_output(0, "btl gamma: provider \"gamma\" does not offer "
+					       "interface \"%s\" (not Ethernet, or left out by "
+					       "FI_GAMMA_IFACE); fix: check `fi_info -p gamma`; "
+					       "using other BTLs",
 					    incl[i]);
 		}
 		if (!chosen) {

@@ -103,7 +103,8 @@ static int gamma_del_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opa
 	return OPAL_SUCCESS;
 }
 
-static int gamma_register_error(mca_btl_base_module_t *btl, mca_btl_base_module_error_cb_fn_t cbfunc)
+static int gamma_register_error(mca_btl_base_module_t *btl,
+				mca_btl_base_module_error_cb_fn_t cbfunc)
 {
 	((mca_btl_gamma_module_t *)btl)->error_cb = cbfunc;
 	return OPAL_SUCCESS;
@@ -116,14 +117,15 @@ static int gamma_finalize(mca_btl_base_module_t *btl)
 	opal_list_item_t *item;
 
 	m->enabled = false;
+	gamma_fi_flush(m);
 	for (int i = 0; i < c->num_modules; i++)
 		if (c->modules[i] == m)
 			c->modules[i] = NULL;
 	while ((item = opal_list_remove_first(&m->endpoints)))
 		OBJ_RELEASE(item);
-	/* Queued sends die with the module; the PML is finalizing too. */
-	while (opal_list_remove_first(&m->pending))
-		;
+	/* Sends still queued after the flush die with the module. */
+	while ((item = opal_list_remove_first(&m->pending)))
+		gamma_frag_return_if_owned((mca_btl_gamma_frag_t *)item);
 	gamma_fi_close(m);
 	gamma_frag_pools_fini(m);
 	OBJ_DESTRUCT(&m->pending);

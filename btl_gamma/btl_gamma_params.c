@@ -56,8 +56,8 @@ int gamma_params_register(void)
 		c, "priority",
 		"Traffic class of this job on the gamma double queue: high (parallel job, "
 		"FI_TC_LOW_LATENCY, served first) or low (background job, FI_TC_BULK_DATA)",
-		MCA_BASE_VAR_TYPE_INT, prio_enum, 0, 0, OPAL_INFO_LVL_1, MCA_BASE_VAR_SCOPE_READONLY,
-		&p->priority);
+		MCA_BASE_VAR_TYPE_INT, prio_enum, 0, 0, OPAL_INFO_LVL_1,
+		MCA_BASE_VAR_SCOPE_READONLY, &p->priority);
 	OBJ_RELEASE(prio_enum);
 
 	p->verbose = 0;

@@ -76,7 +76,8 @@ void gamma_send_complete(mca_btl_gamma_frag_t *frag, int status)
 {
 	const bool btl_owned = frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
 
-	if (frag->callback_owed && frag->base.des_cbfunc)
+	/* While finalizing the PML is gone: no callbacks into it. */
+	if (frag->callback_owed && frag->base.des_cbfunc && frag->module->enabled)
 		frag->base.des_cbfunc(&frag->module->super, frag->endpoint, &frag->base, status);
 	if (btl_owned)
 		gamma_frag_return(frag);
@@ -84,8 +85,8 @@ void gamma_send_complete(mca_btl_gamma_frag_t *frag, int status)
 
 static void queue_pending(mca_btl_gamma_frag_t *frag)
 {
-	GAMMA_VERBOSE(100, "btl gamma: %s: provider busy, %zu-byte send queued", frag->module->ifname,
-		      (size_t)frag->segment.seg_len);
+	GAMMA_VERBOSE(100, "btl gamma: %s: provider busy, %zu-byte send queued",
+		      frag->module->ifname, (size_t)frag->segment.seg_len);
 	opal_list_append(&frag->module->pending, &frag->base.super.super);
 }
 
@@ -211,8 +212,11 @@ int gamma_send_drain_pending(mca_btl_gamma_module_t *m)
 		return 0;
 	m->draining = true;
 	while (!opal_list_is_empty(&m->pending)) {
-		mca_btl_gamma_frag_t *frag = (mca_btl_gamma_frag_t *)opal_list_get_first(&m->pending);
-		ssize_t rc = gamma_fi_send(frag);
+		mca_btl_gamma_frag_t *frag;
+		ssize_t rc;
+
+		frag = (mca_btl_gamma_frag_t *)opal_list_get_first(&m->pending);
+		rc = gamma_fi_send(frag);
 
 		if (rc == -FI_EAGAIN)
 			break;

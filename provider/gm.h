@@ -75,6 +75,9 @@ struct gm_domain {
 	struct gm_list eps; /* enabled endpoints, progressed together */
 	uint32_t auth_key;
 	int refs;
+	pthread_t thread;         /* progresses the domain while the application does not */
+	uint64_t app_progress_ms; /* when the application last drove progress */
+	bool stop;
 };
 
 struct gm_av {
@@ -218,6 +221,7 @@ struct gm_ep {
 	struct gm_list posted[2];     /* [0] untagged, [1] tagged receives */
 	struct gm_list unexpected[2];
 	struct gm_list rndv_rx;       /* receives pulling a rendezvous message */
+	size_t ux_unresolved;         /* unexpected messages whose sender is not in the AV */
 	uint32_t next_recv_id;
 };
 

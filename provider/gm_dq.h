@@ -14,7 +14,7 @@
 
 struct gm_dq_item {
 	struct gm_dq_item *prev, *next;
-	unsigned char cls;    /* enum gm_class it was queued with */
+	unsigned char cls; /* enum gm_class it was queued with */
 	bool queued;
 };
 

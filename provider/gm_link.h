@@ -17,12 +17,13 @@
 
 /* SO_PRIORITY of each class: with the stock priomap, band 0 and band 2. */
 #define GM_PRIO_HIGH 6
-#define GM_PRIO_LOW 2
+#define GM_PRIO_LOW  2
 
 struct gm_link;
 
-int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb,
-		 struct gm_link **out);
+/* The receive ring is rx_ring_kb big, but holds at least min_frames frames. */
+int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb, unsigned min_frames,
+                 struct gm_link **out);
 void gm_link_close(struct gm_link *l);
 void gm_link_mac(const struct gm_link *l, uint8_t mac[6]);
 size_t gm_link_mtu(const struct gm_link *l);

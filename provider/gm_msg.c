@@ -422,6 +422,8 @@ static void rx_pull(struct gm_rx *rx, uint32_t msg_id)
 
 static void ux_free(struct gm_ux *ux)
 {
+	if (ux->src == FI_ADDR_NOTAVAIL)
+		ux->conn->ep->ux_unresolved--;
 	free(ux->buf);
 	free(ux);
 }
@@ -468,6 +470,24 @@ static void ux_discard(struct gm_ux *ux)
 	ux_free(ux);
 }
 
+/*
+ * A message may arrive before its sender is in our AV (peers start at
+ * different speeds); resolve such sources now, so directed receives match.
+ */
+static void ux_resolve_sources(struct gm_ep *ep, struct gm_list *ux_list)
+{
+	struct gm_list *pos, *tmp;
+
+	if (!ep->ux_unresolved)
+		return;
+	gm_list_for_each_safe(ux_list, pos, tmp)
+	{
+		struct gm_ux *ux = gm_list_entry(pos, struct gm_ux, entry);
+		if (ux->src == FI_ADDR_NOTAVAIL && (ux->src = conn_src(ux->conn)) != FI_ADDR_NOTAVAIL)
+			ep->ux_unresolved--;
+	}
+}
+
 static int recv_peek(struct gm_ep *ep, int q, fi_addr_t src, uint64_t tag, uint64_t ignore,
 		     void *context, uint64_t flags)
 {
@@ -506,6 +526,7 @@ ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 		tag = 0;
 		ignore = 0;
 	}
+	ux_resolve_sources(ep, &ep->unexpected[q]);
 	if (flags & FI_PEEK)
 		return recv_peek(ep, q, src, tag, ignore, context, flags);
 	if ((flags & FI_MULTI_RECV) && (q || count != 1))
@@ -598,6 +619,8 @@ static struct gm_ux *ux_new(struct gm_conn *conn, const struct gm_msg_hdr *m, bo
 		return NULL;
 	ux->conn = conn;
 	ux->src = conn_src(conn);
+	if (ux->src == FI_ADDR_NOTAVAIL)
+		conn->ep->ux_unresolved++;
 	ux->tag = m->tag;
 	ux->data = m->data;
 	ux->msg_len = m->msg_len;
@@ -902,27 +925,6 @@ void gm_msg_ep_close(struct gm_ep *ep)
 {
 	struct gm_list *pos, *tmp, *p2, *t2;
 
-	gm_list_for_each_safe(&ep->conn_list, pos, tmp)
-	{
-		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, ep_entry);
-		gm_list_for_each_safe(&conn->tx_queue, p2, t2)
-		{
-			struct gm_tx *tx = gm_list_entry(p2, struct gm_tx, entry);
-			gm_list_del(&tx->entry);
-			if (!tx->unacked)
-				free(tx);
-			else
-				tx->internal = true; /* freed when the net drops its frames */
-		}
-		gm_list_for_each_safe(&conn->cts_wait, p2, t2)
-		{
-			struct gm_tx *tx = gm_list_entry(p2, struct gm_tx, entry);
-			gm_list_del(&tx->entry);
-			free(tx);
-		}
-		gm_peer_set_ctx(conn->peer, NULL);
-		free(conn);
-	}
 	for (int q = 0; q < 2; q++) {
 		gm_list_for_each_safe(&ep->posted[q], pos, tmp)
 		{
@@ -943,5 +945,26 @@ void gm_msg_ep_close(struct gm_ep *ep)
 		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
 		gm_list_del(&rx->rndv_entry);
 		free(rx);
+	}
+	gm_list_for_each_safe(&ep->conn_list, pos, tmp)
+	{
+		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, ep_entry);
+		gm_list_for_each_safe(&conn->tx_queue, p2, t2)
+		{
+			struct gm_tx *tx = gm_list_entry(p2, struct gm_tx, entry);
+			gm_list_del(&tx->entry);
+			if (!tx->unacked)
+				free(tx);
+			else
+				tx->internal = true; /* freed when the net drops its frames */
+		}
+		gm_list_for_each_safe(&conn->cts_wait, p2, t2)
+		{
+			struct gm_tx *tx = gm_list_entry(p2, struct gm_tx, entry);
+			gm_list_del(&tx->entry);
+			free(tx);
+		}
+		gm_peer_set_ctx(conn->peer, NULL);
+		free(conn);
 	}
 }

@@ -66,25 +66,26 @@ int gm_net_open(const struct gm_net_params *p, struct gm_net **out)
 		return -FI_ENOMEM;
 	snprintf(net->ifname, sizeof(net->ifname), "%s", p->ifname ? p->ifname : "");
 	rc = gm_link_open(p->ifname, p->ethertype ? p->ethertype : GM_ETHERTYPE_DEFAULT,
-			  p->rx_ring_kb, &net->link);
+	                  p->rx_ring_kb, 2 * (p->window ? p->window : 256), &net->link);
 	if (rc)
 		goto fail;
 	cfg = (struct gm_rel_cfg){
-		.ethertype = p->ethertype ? p->ethertype : GM_ETHERTYPE_DEFAULT,
-		.dq = p->dq,
-		.low_share = p->low_share,
-		.window = p->window ? p->window : 256,
-		.rto_us = p->rto_us ? p->rto_us : 2000,
-		.peer_timeout_ms = p->peer_timeout_ms ? p->peer_timeout_ms : 10000,
-		.max_frame = gm_link_mtu(net->link),
+	    .ethertype = p->ethertype ? p->ethertype : GM_ETHERTYPE_DEFAULT,
+	    .dq = p->dq,
+	    .low_share = p->low_share,
+	    .window = p->window ? p->window : 256,
+	    .rto_us = p->rto_us ? p->rto_us : 2000,
+	    .peer_timeout_ms = p->peer_timeout_ms ? p->peer_timeout_ms : 10000,
+	    .max_frame = gm_link_mtu(net->link),
 	};
 	gm_link_mac(net->link, cfg.mac);
 	rl = (struct gm_rel_link){.send = net_send, .ctx = net};
 	rc = gm_rel_create(&cfg, &rl, &net->rel);
 	if (rc) {
-		GM_WARN(FI_LOG_CORE, "%s: bad reliability parameters (window %u, rto %u us, "
-			"peer timeout %u ms)\n", net->ifname, cfg.window, cfg.rto_us,
-			cfg.peer_timeout_ms);
+		GM_WARN(FI_LOG_CORE,
+		        "%s: bad reliability parameters (window %u, rto %u us, "
+		        "peer timeout %u ms)\n",
+		        net->ifname, cfg.window, cfg.rto_us, cfg.peer_timeout_ms);
 		goto fail;
 	}
 	*out = net;
@@ -100,14 +101,15 @@ static void print_stats(const struct gm_net *net)
 	struct gm_net_stats s;
 
 	gm_net_get_stats(net, &s);
-	fprintf(stderr,
-		"gamma stats %s: tx %lu frames %lu B (high %lu low %lu), rx %lu frames %lu B; "
-		"retransmits %lu (fast %lu), timeouts %lu, dup %lu, ooo %lu, acks sent %lu rcvd %lu; "
-		"bad csum %lu hdr %lu port %lu key %lu version %lu; ring drops %lu; peers failed %lu\n",
-		net->ifname, s.tx_frames, s.tx_bytes, s.tx_high, s.tx_low, s.rx_frames, s.rx_bytes,
-		s.retransmits, s.fast_retransmits, s.timeouts, s.dup_dropped, s.ooo_buffered,
-		s.acks_sent, s.acks_rcvd, s.bad_csum, s.bad_hdr, s.bad_port, s.bad_key,
-		s.bad_version, s.ring_full_drops, s.peers_failed);
+	fprintf(
+	    stderr,
+	    "gamma stats %s: tx %lu frames %lu B (high %lu low %lu), rx %lu frames %lu B; "
+	    "retransmits %lu (fast %lu), timeouts %lu, dup %lu, ooo %lu, acks sent %lu rcvd %lu; "
+	    "bad csum %lu hdr %lu port %lu key %lu version %lu; ring drops %lu; peers failed %lu\n",
+	    net->ifname, s.tx_frames, s.tx_bytes, s.tx_high, s.tx_low, s.rx_frames, s.rx_bytes,
+	    s.retransmits, s.fast_retransmits, s.timeouts, s.dup_dropped, s.ooo_buffered,
+	    s.acks_sent, s.acks_rcvd, s.bad_csum, s.bad_hdr, s.bad_port, s.bad_key, s.bad_version,
+	    s.ring_full_drops, s.peers_failed);
 }
 
 void gm_net_close(struct gm_net *net)
@@ -152,6 +154,20 @@ int gm_net_progress(struct gm_net *net)
 	return n + gm_rel_flush(net->rel, net->now);
 }
 
+int gm_net_flush(struct gm_net *net)
+{
+	return gm_rel_flush(net->rel, now_us());
+}
+
+int gm_net_timeout_ms(const struct gm_net *net)
+{
+	uint64_t deadline = gm_rel_next_deadline(net->rel), now = now_us();
+
+	if (deadline == UINT64_MAX)
+		return -1;
+	return deadline <= now ? 0 : (int)((deadline - now + 999) / 1000);
+}
+
 int gm_net_wait(struct gm_net *net, int timeout_ms)
 {
 	struct pollfd pfd[3] = {{.fd = gm_link_rx_fd(net->link), .events = POLLIN}};
@@ -172,8 +188,10 @@ int gm_net_wait(struct gm_net *net, int timeout_ms)
 		tsp = &ts;
 	}
 	if (gm_rel_queued(net->rel)) { /* the kernel refused frames: wait for room */
-		pfd[1] = (struct pollfd){.fd = gm_link_tx_fd(net->link, GM_CLASS_HIGH), .events = POLLOUT};
-		pfd[2] = (struct pollfd){.fd = gm_link_tx_fd(net->link, GM_CLASS_LOW), .events = POLLOUT};
+		pfd[1] = (struct pollfd){.fd = gm_link_tx_fd(net->link, GM_CLASS_HIGH),
+		                         .events = POLLOUT};
+		pfd[2] = (struct pollfd){.fd = gm_link_tx_fd(net->link, GM_CLASS_LOW),
+		                         .events = POLLOUT};
 		nfds = 3;
 	}
 	rc = ppoll(pfd, nfds, tsp, NULL);
@@ -203,7 +221,7 @@ static int update_filter(struct gm_net *net)
 }
 
 int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, uint32_t key,
-		 const struct gm_port_ops *ops, void *ctx, struct gm_port **out)
+                 const struct gm_port_ops *ops, void *ctx, struct gm_port **out)
 {
 	struct gm_port *p;
 	uint32_t session;
@@ -227,7 +245,7 @@ int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, uint32_t 
 			GM_INFO(FI_LOG_CORE, "%s: port %u is in use\n", net->ifname, port);
 		else
 			GM_WARN(FI_LOG_CORE, "%s: cannot reserve a port: %s\n", net->ifname,
-				fi_strerror(-fd));
+			        fi_strerror(-fd));
 		return fd;
 	}
 	if (getrandom(&session, sizeof(session), 0) != sizeof(session))

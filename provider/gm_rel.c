@@ -11,11 +11,11 @@
 
 #include "gm_dq.h"
 
-#define ETH_HLEN GM_ETH_HLEN
-#define HDR_LEN sizeof(struct gm_hdr)
-#define PEER_BUCKETS 256
-#define BATCH 64
-#define POOL_CHUNK 64
+#define ETH_HLEN       GM_ETH_HLEN
+#define HDR_LEN        sizeof(struct gm_hdr)
+#define PEER_BUCKETS   256
+#define BATCH          64
+#define POOL_CHUNK     64
 #define POOL_BYTES_CAP (64u << 20)
 /*
  * Delayed acks.  A receiver that got sequenced frames owes an ack, but the
@@ -28,7 +28,7 @@
  * duplicates are acked at once (with the SACK bitmap) so the sender can
  * retransmit fast.
  */
-#define ACK_DELAY_US 20
+#define ACK_DELAY_US        20
 #define FAST_RETX_DUPTHRESH 3
 
 struct gm_buf {
@@ -38,7 +38,7 @@ struct gm_buf {
 	void *cookie;
 	uint64_t tx_time;
 	uint32_t seq;
-	uint32_t len;          /* bytes from the Ethernet header on */
+	uint32_t len; /* bytes from the Ethernet header on */
 	bool sent, sacked, fast_done;
 	uint8_t data[] __attribute__((aligned(16)));
 };
@@ -46,9 +46,9 @@ struct gm_buf {
 struct gm_peer {
 	struct gm_addr addr;
 	struct gm_port *port;
-	struct gm_peer *hnext;          /* hash chain */
-	struct gm_peer *pnext, *pprev;  /* the port's peer list */
-	struct gm_peer *ack_next;       /* owes an ack */
+	struct gm_peer *hnext;         /* hash chain */
+	struct gm_peer *pnext, *pprev; /* the port's peer list */
+	struct gm_peer *ack_next;      /* owes an ack */
 	void *ctx;
 	bool failed, ack_listed, ack_now;
 
@@ -56,19 +56,19 @@ struct gm_peer {
 	uint32_t snd_una, snd_nxt;
 	unsigned peer_wnd;
 	unsigned rto_us;
-	uint64_t rto_deadline;   /* 0: nothing in flight */
+	uint64_t rto_deadline; /* 0: nothing in flight */
 	uint64_t last_progress;
-	struct gm_buf **txw;     /* [seq % window] */
+	struct gm_buf **txw; /* [seq % window] */
 
 	/* receive side */
 	bool rx_known;
 	uint32_t remote_session;
-	uint32_t old_session;    /* its previous incarnation: stragglers are dropped */
+	uint32_t old_session; /* its previous incarnation: stragglers are dropped */
 	bool has_old_session;
 	uint32_t rcv_nxt;
 	unsigned unacked;
 	uint64_t ack_deadline;
-	struct gm_buf **rxw;     /* out-of-order frames, [seq % window] */
+	struct gm_buf **rxw; /* out-of-order frames, [seq % window] */
 };
 
 struct gm_port {
@@ -91,6 +91,8 @@ struct gm_rel {
 	struct gm_net_stats st;
 	uint64_t next_deadline;
 	unsigned rto_cap_us;
+	unsigned ring; /* per-peer slot arrays: a power of two >= window, so that
+	                  seq & (ring - 1) stays contiguous across 2^32 */
 	struct gm_peer *ack_list;
 
 	/* buffer pool: chunks of POOL_CHUNK buffers, grown on demand up to cap */
@@ -101,6 +103,8 @@ struct gm_rel {
 
 	uint8_t ackbuf[BATCH][ETH_HLEN + HDR_LEN + sizeof(struct gm_ack_body)];
 };
+
+#define SLOT(rel, seq) ((seq) & ((rel)->ring - 1))
 
 static inline int32_t seq_diff(uint32_t a, uint32_t b)
 {
@@ -163,8 +167,7 @@ static size_t pool_avail(const struct gm_rel *rel)
 
 /* ---- engine ---- */
 
-int gm_rel_create(const struct gm_rel_cfg *cfg, const struct gm_rel_link *link,
-		  struct gm_rel **out)
+int gm_rel_create(const struct gm_rel_cfg *cfg, const struct gm_rel_link *link, struct gm_rel **out)
 {
 	struct gm_rel *rel;
 
@@ -178,6 +181,8 @@ int gm_rel_create(const struct gm_rel_cfg *cfg, const struct gm_rel_link *link,
 	rel->link = *link;
 	gm_dq_init(&rel->dq, cfg->dq, cfg->low_share);
 	rel->next_deadline = UINT64_MAX;
+	for (rel->ring = 1; rel->ring < cfg->window;)
+		rel->ring <<= 1;
 	rel->buf_size = (offsetof(struct gm_buf, data) + ETH_HLEN + cfg->max_frame + 63) & ~63ul;
 	rel->cap = cfg->max_bufs;
 	if (!rel->cap) {
@@ -235,8 +240,8 @@ static void arm(struct gm_rel *rel, uint64_t when)
 /* ---- ports and peers ---- */
 
 int gm_rel_port_open(struct gm_rel *rel, uint16_t num, enum gm_class cls, uint32_t key,
-		     uint32_t session, const struct gm_port_ops *ops, void *ctx,
-		     struct gm_port **out)
+                     uint32_t session, const struct gm_port_ops *ops, void *ctx,
+                     struct gm_port **out)
 {
 	struct gm_port *p;
 
@@ -276,7 +281,7 @@ uint16_t gm_port_num(const struct gm_port *port)
 
 static void peer_drop_buffers(struct gm_rel *rel, struct gm_peer *pr)
 {
-	unsigned w = rel->cfg.window;
+	unsigned w = rel->ring;
 
 	for (unsigned i = 0; i < w; i++) {
 		if (pr->txw[i]) {
@@ -357,7 +362,7 @@ static struct gm_peer *peer_find(struct gm_port *port, const struct gm_addr *a)
 struct gm_peer *gm_peer_get(struct gm_port *port, const struct gm_addr *remote)
 {
 	struct gm_peer *pr = peer_find(port, remote);
-	unsigned w = port->rel->cfg.window, h;
+	unsigned w = port->rel->ring, h;
 
 	if (pr)
 		return pr;
@@ -438,7 +443,7 @@ static void write_eth(const struct gm_rel *rel, uint8_t *f, const uint8_t dst[6]
 }
 
 int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t thdr_len,
-		 const struct iovec *iov, size_t iov_cnt, void *cookie)
+                 const struct iovec *iov, size_t iov_cnt, void *cookie)
 {
 	struct gm_port *port = peer->port;
 	struct gm_rel *rel = port->rel;
@@ -450,8 +455,7 @@ int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t th
 		return -FI_EIO;
 	for (size_t i = 0; i < iov_cnt; i++)
 		body += iov[i].iov_len;
-	if (HDR_LEN + body > rel->cfg.max_frame || type == GM_FT_ACK || !type ||
-	    type >= GM_FT_MAX)
+	if (HDR_LEN + body > rel->cfg.max_frame || type == GM_FT_ACK || !type || type >= GM_FT_MAX)
 		return -FI_EINVAL;
 	if (peer->snd_nxt - peer->snd_una >= send_limit(peer))
 		return -FI_EAGAIN;
@@ -463,17 +467,18 @@ int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t th
 	b->seq = peer->snd_nxt;
 	b->len = ETH_HLEN + HDR_LEN + body;
 	write_eth(rel, b->data, peer->addr.mac);
-	gm_hdr_encode(b->data + ETH_HLEN, &(struct gm_hdr){
-		.version = GM_WIRE_VERSION,
-		.type = type,
-		.flags = GM_F_SEQ | (port->cls == GM_CLASS_LOW ? GM_F_LOW : 0),
-		.dst_port = peer->addr.port,
-		.src_port = port->num,
-		.key = port->key,
-		.session = port->session,
-		.seq = b->seq,
-		.len = (uint16_t)body,
-	});
+	gm_hdr_encode(b->data + ETH_HLEN,
+	              &(struct gm_hdr){
+	                  .version = GM_WIRE_VERSION,
+	                  .type = type,
+	                  .flags = GM_F_SEQ | (port->cls == GM_CLASS_LOW ? GM_F_LOW : 0),
+	                  .dst_port = peer->addr.port,
+	                  .src_port = port->num,
+	                  .key = port->key,
+	                  .session = port->session,
+	                  .seq = b->seq,
+	                  .len = (uint16_t)body,
+	              });
 	p = b->data + ETH_HLEN + HDR_LEN;
 	if (thdr_len)
 		memcpy(p, thdr, thdr_len);
@@ -483,7 +488,7 @@ int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t th
 			memcpy(p, iov[i].iov_base, iov[i].iov_len);
 		p += iov[i].iov_len;
 	}
-	peer->txw[b->seq % rel->cfg.window] = b;
+	peer->txw[SLOT(rel, b->seq)] = b;
 	peer->snd_nxt++;
 	gm_dq_push(&rel->dq, &b->dqi, port->cls, false);
 	return 0;
@@ -495,7 +500,7 @@ static void fail_peer(struct gm_rel *rel, struct gm_peer *pr, int err)
 {
 	const struct gm_port_ops *ops = pr->port->ops;
 	void *pctx = pr->port->ctx;
-	unsigned w = rel->cfg.window;
+	unsigned w = rel->ring;
 
 	pr->failed = true;
 	rel->st.peers_failed++;
@@ -510,10 +515,10 @@ static void fail_peer(struct gm_rel *rel, struct gm_peer *pr, int err)
 		}
 	}
 	while (pr->snd_una != pr->snd_nxt) {
-		struct gm_buf *b = pr->txw[pr->snd_una % w];
+		struct gm_buf *b = pr->txw[SLOT(rel, pr->snd_una)];
 		void *cookie = b ? b->cookie : NULL;
 
-		pr->txw[pr->snd_una % w] = NULL;
+		pr->txw[SLOT(rel, pr->snd_una)] = NULL;
 		pr->snd_una++;
 		if (b)
 			buf_put(rel, b);
@@ -552,20 +557,19 @@ static void retransmit(struct gm_rel *rel, struct gm_buf *b)
 }
 
 static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, unsigned wnd,
-			uint64_t now)
+                        uint64_t now)
 {
 	const struct gm_port_ops *ops = pr->port->ops;
 	void *pctx = pr->port->ctx;
-	unsigned w = rel->cfg.window;
 
 	pr->peer_wnd = wnd ? wnd : 1;
 	if (seq_diff(ack, pr->snd_una) <= 0 || seq_diff(ack, pr->snd_nxt) > 0)
 		return;
 	while (pr->snd_una != ack && !pr->failed) {
-		struct gm_buf *b = pr->txw[pr->snd_una % w];
+		struct gm_buf *b = pr->txw[SLOT(rel, pr->snd_una)];
 		void *cookie = b->cookie;
 
-		pr->txw[pr->snd_una % w] = NULL;
+		pr->txw[SLOT(rel, pr->snd_una)] = NULL;
 		pr->snd_una++;
 		buf_put(rel, b);
 		if (ops->acked)
@@ -573,7 +577,7 @@ static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, un
 	}
 	pr->rto_us = rel->cfg.rto_us;
 	pr->last_progress = now;
-	if (pr->snd_una != pr->snd_nxt && pr->txw[pr->snd_una % w]->sent) {
+	if (pr->snd_una != pr->snd_nxt && pr->txw[SLOT(rel, pr->snd_una)]->sent) {
 		pr->rto_deadline = now + pr->rto_us;
 		arm(rel, pr->rto_deadline);
 	} else {
@@ -583,7 +587,7 @@ static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, un
 
 static void process_sack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, uint64_t sack)
 {
-	unsigned w = rel->cfg.window, above = 0;
+	unsigned above = 0;
 	int top;
 
 	if (!sack || seq_diff(ack, pr->snd_una) < 0)
@@ -596,7 +600,7 @@ static void process_sack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, u
 
 		if (seq_diff(s, pr->snd_nxt) >= 0 || seq_diff(s, pr->snd_una) < 0)
 			continue;
-		b = pr->txw[s % w];
+		b = pr->txw[SLOT(rel, s)];
 		if (!b || b->seq != s)
 			continue;
 		if (i >= 0 && (sack >> i) & 1) {
@@ -611,7 +615,7 @@ static void process_sack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, u
 }
 
 static void deliver(struct gm_port *port, struct gm_peer *pr, const uint8_t *gm,
-		    const struct gm_hdr *h)
+                    const struct gm_hdr *h)
 {
 	struct gm_rx_frame f = {.hdr = h, .body = gm + HDR_LEN, .body_len = h->len};
 
@@ -619,7 +623,7 @@ static void deliver(struct gm_port *port, struct gm_peer *pr, const uint8_t *gm,
 }
 
 static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr,
-			const uint8_t *gm, const struct gm_hdr *h, uint64_t now)
+                        const uint8_t *gm, const struct gm_hdr *h, uint64_t now)
 {
 	unsigned w = rel->cfg.window;
 	int32_t d = seq_diff(h->seq, pr->rcv_nxt);
@@ -633,13 +637,13 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 	if (d > 0) {
 		struct gm_buf *b;
 
-		if (pr->rxw[h->seq % w]) {
+		if (pr->rxw[SLOT(rel, h->seq)]) {
 			rel->st.dup_dropped++;
 		} else if ((b = buf_get(rel))) {
 			b->seq = h->seq;
 			b->len = HDR_LEN + h->len;
 			memcpy(b->data, gm, b->len);
-			pr->rxw[h->seq % w] = b;
+			pr->rxw[SLOT(rel, h->seq)] = b;
 			rel->st.ooo_buffered++;
 		}
 		ack_owe(rel, pr, true, now);
@@ -650,12 +654,12 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 	deliver(port, pr, gm, h);
 	/* The gap may have closed: hand over what waited behind it. */
 	while (!pr->failed) {
-		struct gm_buf *b = pr->rxw[pr->rcv_nxt % w];
+		struct gm_buf *b = pr->rxw[SLOT(rel, pr->rcv_nxt)];
 		struct gm_hdr bh;
 
 		if (!b)
 			break;
-		pr->rxw[pr->rcv_nxt % w] = NULL;
+		pr->rxw[SLOT(rel, pr->rcv_nxt)] = NULL;
 		pr->rcv_nxt++;
 		pr->unacked++;
 		gm_hdr_decode(b->data, b->len, &bh);
@@ -669,7 +673,8 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 
 static bool ack_stale(const struct gm_rel *rel, const struct gm_peer *pr, uint32_t ack)
 {
-	return seq_diff(ack, pr->snd_nxt) > 0 || seq_diff(ack, pr->snd_una) < -(int32_t)rel->cfg.window;
+	return seq_diff(ack, pr->snd_nxt) > 0 ||
+	       seq_diff(ack, pr->snd_una) < -(int32_t)rel->cfg.window;
 }
 
 void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t now)
@@ -780,7 +785,6 @@ void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t no
 
 static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, uint64_t *next)
 {
-	unsigned w = rel->cfg.window;
 
 	if (pr->failed || !pr->rto_deadline)
 		return;
@@ -801,7 +805,7 @@ static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, ui
 
 		rel->st.timeouts++;
 		for (uint32_t s = pr->snd_una; s != pr->snd_nxt; s++) {
-			struct gm_buf *b = pr->txw[s % w];
+			struct gm_buf *b = pr->txw[SLOT(rel, s)];
 
 			b->fast_done = false;
 			if (!probed && b->sent && !b->sacked) {
@@ -866,7 +870,7 @@ static uint64_t build_sack(const struct gm_rel *rel, const struct gm_peer *pr)
 
 	for (unsigned i = 0; i < 64 && i + 1 < w; i++) {
 		uint32_t s = pr->rcv_nxt + 1 + i;
-		const struct gm_buf *b = pr->rxw[s % w];
+		const struct gm_buf *b = pr->rxw[SLOT(rel, s)];
 
 		if (b && b->seq == s)
 			sack |= 1ull << i;
@@ -881,15 +885,15 @@ static void build_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *f)
 
 	write_eth(rel, f, pr->addr.mac);
 	gm_hdr_encode(gm, &(struct gm_hdr){
-		.version = GM_WIRE_VERSION,
-		.type = GM_FT_ACK,
-		.flags = pr->port->cls == GM_CLASS_LOW ? GM_F_LOW : 0,
-		.dst_port = pr->addr.port,
-		.src_port = pr->port->num,
-		.key = pr->port->key,
-		.session = pr->port->session,
-		.len = sizeof(ab),
-	});
+	                      .version = GM_WIRE_VERSION,
+	                      .type = GM_FT_ACK,
+	                      .flags = 0, /* acks are high class: they unblock senders */
+	                      .dst_port = pr->addr.port,
+	                      .src_port = pr->port->num,
+	                      .key = pr->port->key,
+	                      .session = pr->port->session,
+	                      .len = sizeof(ab),
+	                  });
 	memcpy(gm + HDR_LEN, &ab, sizeof(ab));
 	stamp_ack(rel, pr, gm);
 	gm_frame_seal(gm, HDR_LEN + sizeof(ab));
@@ -897,7 +901,7 @@ static void build_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *f)
 
 /* Hand a batch of one class to the link; requeue what it did not take. */
 static unsigned send_batch(struct gm_rel *rel, enum gm_class cls, struct iovec *iov,
-			   struct gm_buf **bufs, unsigned n, uint64_t now)
+                           struct gm_buf **bufs, unsigned n, uint64_t now)
 {
 	int rc = n ? rel->link.send(rel->link.ctx, cls, iov, n) : 0;
 	unsigned sent = rc > 0 ? (unsigned)rc : 0;

@@ -26,15 +26,15 @@
 struct gm_rel;
 
 struct gm_rel_cfg {
-	uint8_t mac[6];          /* our source MAC */
+	uint8_t mac[6]; /* our source MAC */
 	uint16_t ethertype;
 	bool dq;
 	unsigned low_share;
-	unsigned window;         /* frames in flight per peer, and receive window */
+	unsigned window; /* frames in flight per peer, and receive window */
 	unsigned rto_us;
 	unsigned peer_timeout_ms;
-	size_t max_frame;        /* largest gm frame (gm_hdr + body), i.e. the MTU */
-	size_t max_bufs;         /* buffer pool cap in frames, 0: default */
+	size_t max_frame; /* largest gm frame (gm_hdr + body), i.e. the MTU */
+	size_t max_bufs;  /* buffer pool cap in frames, 0: default */
 };
 
 struct gm_rel_link {
@@ -49,12 +49,12 @@ struct gm_rel_link {
 };
 
 int gm_rel_create(const struct gm_rel_cfg *cfg, const struct gm_rel_link *link,
-		  struct gm_rel **out);
+                  struct gm_rel **out);
 void gm_rel_destroy(struct gm_rel *rel);
 
 int gm_rel_port_open(struct gm_rel *rel, uint16_t num, enum gm_class cls, uint32_t key,
-		     uint32_t session, const struct gm_port_ops *ops, void *ctx,
-		     struct gm_port **out);
+                     uint32_t session, const struct gm_port_ops *ops, void *ctx,
+                     struct gm_port **out);
 /* Drops every peer and queued frame of the port, without callbacks. */
 void gm_rel_port_close(struct gm_port *port);
 struct gm_rel *gm_rel_port_rel(const struct gm_port *port);

@@ -9,7 +9,6 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 fail() { echo "FAIL: $*"; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Keep the data path off gamma's stand-in: this test is about gamma itself.
-unset BTL_GAMMA_DEV_PROVIDER
 
 tmp=$(mktemp -d /tmp/btl-errors.XXXXXX)
 veth=
@@ -50,13 +49,26 @@ if [ "$(id -u)" -eq 0 ]; then
 	veth=gbe$$
 	veth=${veth:0:15}
 	if ip link add "$veth" type veth peer name "${veth}p" 2>/dev/null; then
-		run "interface down" "btl gamma: interface \"$veth\" is down.*ip link set $veth up" \
-			--mca btl_gamma_if_include "$veth"
+		want="btl gamma: interface \"$veth\" is down.*ip link set $veth up"
+		run "interface down" "$want" --mca btl_gamma_if_include "$veth"
 	else
 		echo "skip: interface down (cannot create a veth pair here)"
 		veth=
 	fi
 else
 	echo "skip: interface down (needs root to create a veth pair)"
+fi
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	# Without CAP_NET_RAW gamma cannot open raw sockets, whatever the
+	# provider does about it (offer nothing, or fail at endpoint open).
+	out=$(timeout 120 setpriv --bounding-set=-net_raw --inh-caps=-net_raw \
+		mpirun -np 2 --bind-to none --mca pml ob1 --mca btl self,vader,tcp,gamma \
+		"$tmp/btl-smoke" 1048576 2>&1) || fail "no CAP_NET_RAW: job failed: $out"
+	grep -q '^btl-smoke: OK$' <<<"$out" || fail "no CAP_NET_RAW: data not verified: $out"
+	[ "$(grep -c 'btl gamma: .*CAP_NET_RAW.*setcap cap_net_raw+ep' <<<"$out")" -eq 2 ] ||
+		fail "no CAP_NET_RAW: expected one line per rank naming CAP_NET_RAW: $out"
+	echo "ok: no CAP_NET_RAW: $(grep -m1 CAP_NET_RAW <<<"$out" | cut -c1-160)"
+else
+	echo "skip: no CAP_NET_RAW (needs root and setpriv)"
 fi
 echo "ok: btl gamma reports what is wrong and Open MPI falls back to other BTLs"

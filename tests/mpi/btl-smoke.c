@@ -26,7 +26,8 @@ static void check(const uint8_t *b, size_t n, int seed, const char *what)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (b[i] != pattern(i, seed)) {
-			fprintf(stderr, "btl-smoke: %s: %zu bytes, byte %zu is 0x%02x, want 0x%02x\n",
+			fprintf(stderr, "btl-smoke: %s: %zu bytes, byte %zu is 0x%02x, want "
+					"0x%02x\n",
 				what, n, i, b[i], pattern(i, seed));
 			failures++;
 			return;
@@ -50,8 +51,8 @@ static void pingpong(int rank, int peer, uint8_t *buf, size_t max)
 				MPI_Recv(buf, (int)len, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &st);
 				MPI_Get_count(&st, MPI_BYTE, &count);
 				if ((size_t)count != len) {
-					fprintf(stderr, "btl-smoke: pong %zu came back %d bytes\n", len,
-						count);
+					fprintf(stderr, "btl-smoke: pong %zu came back %d bytes\n",
+						len, count);
 					failures++;
 				}
 				check(buf, len, seed + 1, "pong");
