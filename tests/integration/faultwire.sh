@@ -119,13 +119,14 @@ bg()
 # down.  Sets RF (verifier line), SEQ (seqrecv line).
 cross()
 {
-	local n=$1 size=$2 t=$3 expect=${4:-$1} mac
+	local n=$1 size=$2 t=$3 expect=${4:-$1} mac src
 	shift 4 2>/dev/null || shift $#
 	mac=$(cat "/sys/class/net/$FW_B/address")
+	src=$(cat "/sys/class/net/$FW_A/address")
 	# Each receiver's timeout runs from its own start: the slow-starting one
 	# first, and with a second more.
 	bg seq timeout 60 python3 "$WORK/seqrecv.py" "$FW_B" $ET "$n" $((t + 1000))
-	bg rf timeout 60 "$RAWFRAME" recv "$FW_B" $ET "$expect" "$t"
+	bg rf timeout 60 "$RAWFRAME" recv -F "$src" "$FW_B" $ET "$expect" "$t"
 	timeout 60 "$RAWFRAME" send -s "$size" "$@" "$FW_A" "$mac" $ET "$n" >"$WORK/send" 2>&1 ||
 		fail "sender: $(cat "$WORK/send")"
 	wait "$pid_rf" "$pid_seq"
@@ -149,7 +150,7 @@ cross 2000 1486 5000
 ok "clean wire: 2000 full-size frames arrive intact, in order"
 fw_up fc || fail "fw_up"
 mac=$(cat "/sys/class/net/$FW_A/address")
-bg rf timeout 60 "$RAWFRAME" recv "$FW_A" $ET 500 5000
+bg rf timeout 60 "$RAWFRAME" recv -F "$(cat "/sys/class/net/$FW_B/address")" "$FW_A" $ET 500 5000
 timeout 60 "$RAWFRAME" send -s 1000 "$FW_B" "$mac" $ET 500 >"$WORK/send" 2>&1 || fail "sender"
 wait "$pid_rf"
 r=$(grep '^gm-rawframe: received' "$WORK/rf")
