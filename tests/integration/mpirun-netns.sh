@@ -22,7 +22,7 @@ ok "gamma-rsh: options, quoting, host by name and by address, unknown host refus
 
 hf=$("$GC" hostfile "$NAME") || fail "hostfile"
 sub=$("$GC" subnet "$NAME") || fail "subnet"
-out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 90 \
+out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 90 \
 	mpirun --hostfile "$hf" -np 2 --bind-to none \
 	--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
 	--mca btl self,tcp --mca btl_tcp_if_include "$sub" \

@@ -17,7 +17,7 @@ sub=$("$GC" subnet "$NAME") || fail "subnet"
 mtl() { # mtl NP PROG ARGS...
 	local np=$1
 	shift
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FI_GAMMA_STATS=1 timeout 180 \
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FI_GAMMA_STATS=1 timeout -k 10 180 \
 		mpirun --hostfile "$hf" -np "$np" --map-by slot --bind-to none \
 		--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
 		-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path -x FI_GAMMA_STATS \
