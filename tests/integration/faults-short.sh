@@ -17,7 +17,7 @@ for d in "$PWD/../npb-runs/bin" "$top/npb-runs/bin"; do
 	[ -z "${NPB_BINDIR:-}" ] && [ -x "$d/cg" ] && export NPB_BINDIR=$d
 done
 [ -n "${NPB_BINDIR:-}" ] || { echo "FAIL: NPB kernels not built"; exit 1; }
-timeout -k 10 170 "$top/tools/gamma-faults" --quick --assert --faults "mixed linkdown"
+timeout -k 10 175 "$top/tools/gamma-faults" --quick --assert --faults "mixed linkdown"
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || echo "FAIL: tools/gamma-faults --quick exited $rc"
 exit $rc
