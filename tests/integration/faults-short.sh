@@ -3,10 +3,10 @@
 # over btl gamma on 4 ranks of a 4-node --netns cluster, first under every
 # frame fault at once on the cluster's links (5% loss, 5% duplicates, 1% one-bit
 # corruption, 25% reordered through a slow htb class, by the eBPF program
-# tests/tools/gm-faults.bpf.c at the bridge ports' egress), then with one
-# node's link down for 2 s mid-run. Asserts both kernels verify and that the
-# provider's counters (FI_GAMMA_STATS) show retransmits, duplicates and bad
-# checksums where those faults were injected.
+# tests/tools/gm-faults.bpf.c at the bridge ports' egress), then CG with one
+# node's link down for 2 s mid-run. Asserts the kernels verify and that the
+# provider's counters (FI_GAMMA_STATS) show retransmits, duplicates, frames
+# out of order and bad checksums where those faults were injected.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (bridges, namespaces, tc)"; exit 77; }
