@@ -154,6 +154,11 @@ int gm_net_progress(struct gm_net *net)
 	return n + gm_rel_flush(net->rel, net->now);
 }
 
+int gm_net_kick(struct gm_net *net)
+{
+	return gm_rel_flush(net->rel, now_us());
+}
+
 int gm_net_wait(struct gm_net *net, int timeout_ms)
 {
 	struct pollfd pfd[3] = {{.fd = gm_link_rx_fd(net->link), .events = POLLIN}};
