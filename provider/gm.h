@@ -75,6 +75,9 @@ struct gm_domain {
 	struct gm_list eps; /* enabled endpoints, progressed together */
 	uint32_t auth_key;
 	int refs;
+	pthread_t thread;         /* progresses the domain while the application does not */
+	uint64_t app_progress_ms; /* when the application last drove progress */
+	bool stop;
 };
 
 struct gm_av {

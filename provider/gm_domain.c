@@ -7,9 +7,67 @@
 #include "gm.h"
 #include "gm_nosys.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * The application drives progress (FI_PROGRESS_MANUAL), but an MPI rank may
+ * compute for minutes without calling in, while its peers wait for acks and
+ * would declare it dead.  A background thread therefore progresses a domain
+ * the application has left alone for GM_APP_IDLE_MS; while the application
+ * polls, the thread only naps, so it never competes for the lock or the ring.
+ */
+#define GM_APP_IDLE_MS 10
+#define GM_THREAD_MAX_SLEEP_MS 100
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void domain_progress(struct gm_domain *dom)
+{
+	struct gm_list *pos, *tmp;
+
+	gm_net_progress(dom->net);
+	gm_list_for_each_safe(&dom->eps, pos, tmp)
+		gm_msg_progress_ep(gm_list_entry(pos, struct gm_ep, dom_entry));
+}
+
+static void *progress_thread(void *arg)
+{
+	struct gm_domain *dom = arg;
+
+	pthread_mutex_lock(&dom->lock);
+	while (!dom->stop) {
+		uint64_t idle = now_ms() - dom->app_progress_ms;
+		int t = gm_net_timeout_ms(dom->net);
+
+		if (idle < GM_APP_IDLE_MS) {
+			pthread_mutex_unlock(&dom->lock);
+			usleep((GM_APP_IDLE_MS - idle) * 1000);
+			pthread_mutex_lock(&dom->lock);
+			continue;
+		}
+		if (t < 0 || t > GM_THREAD_MAX_SLEEP_MS)
+			t = GM_THREAD_MAX_SLEEP_MS;
+		pthread_mutex_unlock(&dom->lock);
+		struct pollfd p = {.fd = gm_net_fd(dom->net), .events = POLLIN};
+		poll(&p, 1, t);
+		pthread_mutex_lock(&dom->lock);
+		if (!dom->stop && now_ms() - dom->app_progress_ms >= GM_APP_IDLE_MS)
+			domain_progress(dom);
+	}
+	pthread_mutex_unlock(&dom->lock);
+	return NULL;
+}
 
 static int gm_domain_close(struct fid *fid)
 {
@@ -17,6 +75,10 @@ static int gm_domain_close(struct fid *fid)
 
 	if (dom->refs)
 		return -FI_EBUSY;
+	pthread_mutex_lock(&dom->lock);
+	dom->stop = true;
+	pthread_mutex_unlock(&dom->lock);
+	pthread_join(dom->thread, NULL);
 	gm_net_close(dom->net);
 	pthread_mutex_destroy(&dom->lock);
 	free(dom);
@@ -25,11 +87,8 @@ static int gm_domain_close(struct fid *fid)
 
 void gm_domain_progress(struct gm_domain *dom)
 {
-	struct gm_list *pos, *tmp;
-
-	gm_net_progress(dom->net);
-	gm_list_for_each_safe(&dom->eps, pos, tmp)
-		gm_msg_progress_ep(gm_list_entry(pos, struct gm_ep, dom_entry));
+	dom->app_progress_ms = now_ms();
+	domain_progress(dom);
 }
 
 /* Called with the lock held; drops it while blocked. */
@@ -107,6 +166,14 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 	}
 	pthread_mutex_init(&dom->lock, NULL);
 	gm_list_init(&dom->eps);
+	dom->app_progress_ms = now_ms();
+	ret = pthread_create(&dom->thread, NULL, progress_thread, dom);
+	if (ret) {
+		gm_net_close(dom->net);
+		pthread_mutex_destroy(&dom->lock);
+		free(dom);
+		return -FI_ENOMEM;
+	}
 	dom->fabric = gm_container_of(fabric, struct gm_fabric, fid);
 	dom->fid.fid.fclass = FI_CLASS_DOMAIN;
 	dom->fid.fid.context = context;

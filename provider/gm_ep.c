@@ -280,13 +280,9 @@ static ssize_t do_send(struct fid_ep *fep, const struct iovec *iov, size_t count
 		return -FI_EINVAL;
 	pthread_mutex_lock(&ep->dom->lock);
 	ret = gm_msg_send(ep, iov, count, dest, tag, data, context, flags);
-	/*
-	 * Put the frames on the wire now: an injected or already completed
-	 * send gives the application no reason to progress again, and a
-	 * frame that waits for the next progress call adds to the latency.
-	 */
+	/* Out now: an injecting caller may not call in again for a while. */
 	if (!ret)
-		gm_net_kick(ep->dom->net);
+		gm_net_flush(ep->dom->net);
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
 }
@@ -301,8 +297,8 @@ static ssize_t do_recv(struct fid_ep *fep, const struct iovec *iov, size_t count
 		return -FI_EINVAL;
 	pthread_mutex_lock(&ep->dom->lock);
 	ret = gm_msg_recv(ep, iov, count, src, tag, ignore, context, flags);
-	if (!ret) /* a receive matching a waiting rendezvous queues a CTS */
-		gm_net_kick(ep->dom->net);
+	if (!ret) /* a receive may have pulled a waiting rendezvous message */
+		gm_net_flush(ep->dom->net);
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
 }

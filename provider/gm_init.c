@@ -59,6 +59,10 @@ static void gm_params_define(void)
 	fi_param_define(&gm_prov, "rndv_threshold", FI_PARAM_SIZE_T,
 			"Messages at least this large use rendezvous: the receiver pulls them "
 			"once matched (default: 65536)");
+	fi_param_define(&gm_prov, "rawd", FI_PARAM_STRING,
+			"Helper that opens the raw packet sockets when this process lacks "
+			"CAP_NET_RAW (tools/gamma-rawd; default: " GM_RAWD_DEFAULT "; none: "
+			"never use it)");
 	fi_param_define(&gm_prov, "stats", FI_PARAM_BOOL,
 			"Print frame, retransmission and drop counters when a domain closes "
 			"(default: 0)");

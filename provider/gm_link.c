@@ -25,6 +25,11 @@
  * destination MAC is ours, which makes it the loopback path; a frame is
  * seen once (the sending socket is never shown its own frames, and we send
  * and receive on different sockets).
+ *
+ * Without CAP_NET_RAW, the sockets come from the gamma-rawd helper
+ * (gm_rawd.h): its receive socket carries a locked filter (this interface,
+ * our EtherType, frames to this host), so our port filter cannot be added
+ * and the reliability layer sorts ports out in user space instead.
  */
 #define _GNU_SOURCE
 #include "gm_link.h"
@@ -52,6 +57,7 @@
 #include <rdma/fi_errno.h>
 
 #include "gm.h"
+#include "gm_rawd.h"
 
 #define RX_BATCH_MAX     256
 #define MAX_FILTER_PORTS 200 /* classic BPF jumps are 8 bits wide */
@@ -67,6 +73,7 @@ struct gm_link {
 	size_t ring_len, frame_size, block_size;
 	unsigned frames_per_block, frame_nr, rx_head;
 	uint64_t drops;
+	bool filter_locked;     /* sockets from gamma-rawd */
 	struct sockaddr_ll dst; /* ifindex and protocol for sendmmsg */
 };
 
@@ -121,6 +128,7 @@ out:
 	return rc;
 }
 
+/* -FI_EPERM without a word: the caller then asks gamma-rawd. */
 static int packet_socket(struct gm_link *l, const char *what)
 {
 	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -128,17 +136,35 @@ static int packet_socket(struct gm_link *l, const char *what)
 	if (fd < 0) {
 		int e = errno;
 
-		if (e == EPERM || e == EACCES)
-			GM_WARN(
-			    FI_LOG_CORE,
-			    "cannot open a raw packet socket (%s): no CAP_NET_RAW; run as root or "
-			    "grant it: setcap cap_net_raw+ep <program>\n",
-			    what);
-		else
+		if (e != EPERM && e != EACCES)
 			GM_WARN(FI_LOG_CORE, "socket(AF_PACKET) for %s: %s\n", what, strerror(e));
 		return err_from_errno(e);
 	}
 	return fd;
+}
+
+/* No CAP_NET_RAW: all three sockets from the helper, or one clear warning. */
+static int sockets_from_rawd(struct gm_link *l)
+{
+	char err[RAWD_MSG_MAX + 64];
+	int fds[RAWD_NFDS];
+
+	if (gm_rawd_open(l->ifname, l->ethertype, fds, err, sizeof(err))) {
+		GM_WARN(FI_LOG_CORE,
+		        "cannot open raw packet sockets on %s: this process lacks CAP_NET_RAW, and "
+		        "the gamma-rawd helper failed: %s; fix: run as root, or install gamma-rawd "
+		        "(make install runs setcap cap_net_raw+ep on it; FI_GAMMA_RAWD names it) "
+		        "and allow %s in its rawd.conf\n",
+		        l->ifname, err, l->ifname);
+		return -FI_EPERM;
+	}
+	l->rx_fd = fds[RAWD_FD_RX];
+	l->tx_fd[GM_CLASS_HIGH] = fds[RAWD_FD_TX_HIGH];
+	l->tx_fd[GM_CLASS_LOW] = fds[RAWD_FD_TX_LOW];
+	l->filter_locked = true;
+	GM_INFO(FI_LOG_CORE, "%s: packet sockets from gamma-rawd (%s)\n", l->ifname,
+	        gm_rawd_path());
+	return 0;
 }
 
 static int bind_iface(struct gm_link *l, int fd, uint16_t proto)
@@ -246,6 +272,8 @@ int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb, un
 	 * loopback path; the filter checks the EtherType).
 	 */
 	rc = l->rx_fd = packet_socket(l, "receive");
+	if (rc == -FI_EPERM)
+		rc = sockets_from_rawd(l);
 	if (rc < 0)
 		goto fail;
 	rc = setup_rx_ring(l, rx_ring_kb ? rx_ring_kb : 8192, min_frames);
@@ -261,9 +289,11 @@ int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb, un
 		int prio = c == GM_CLASS_HIGH ? GM_PRIO_HIGH : GM_PRIO_LOW;
 		int sndbuf = 4 << 20;
 
-		rc = l->tx_fd[c] = packet_socket(l, "transmit");
-		if (rc < 0)
-			goto fail;
+		if (!l->filter_locked) {
+			rc = l->tx_fd[c] = packet_socket(l, "transmit");
+			if (rc < 0)
+				goto fail;
+		}
 		/* Protocol 0: a transmit-only socket gets no copies of traffic. */
 		rc = bind_iface(l, l->tx_fd[c], 0);
 		if (rc)
@@ -335,6 +365,8 @@ int gm_link_set_ports(struct gm_link *l, const uint16_t *ports, unsigned n)
 	unsigned k = 0, np = any_port ? 0 : n;
 	struct sock_fprog prog;
 
+	if (l->filter_locked) /* gamma-rawd's filter stays; ports are checked on receipt */
+		return 0;
 	/* Layout: 0..9 checks, then np port compares, then drop, accept. */
 	unsigned drop = 10 + np, accept = drop + 1;
 #define JMP(code, v, t, fl) (struct sock_filter) BPF_JUMP(code, v, t, fl)

@@ -97,8 +97,10 @@ void gm_net_mac(const struct gm_net *net, uint8_t mac[6]);
 size_t gm_net_max_body(const struct gm_net *net);
 /* Receive, deliver, acknowledge, retransmit, transmit.  Returns events done. */
 int gm_net_progress(struct gm_net *net);
-/* Transmit what is queued (no receive): cheap when nothing is. */
-int gm_net_kick(struct gm_net *net);
+/* Transmit what gm_peer_send queued, now, without receiving. */
+int gm_net_flush(struct gm_net *net);
+/* Milliseconds until a timer (retransmission, delayed ack) needs progress; -1: none. */
+int gm_net_timeout_ms(const struct gm_net *net);
 /* Block up to timeout_ms (-1: forever) until progress may do something. */
 int gm_net_wait(struct gm_net *net, int timeout_ms);
 /* A descriptor that polls readable when gm_net_progress has work. */

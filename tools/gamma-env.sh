@@ -2,7 +2,8 @@
 #   . tools/gamma-env.sh
 #   fi_info -p gamma;  mpirun --mca btl self,vader,gamma ./app
 # Sets FI_PROVIDER_PATH (libfabric finds libgamma-fi.so) and
-# OMPI_MCA_mca_base_component_path (Open MPI finds mca_btl_gamma.so).
+# OMPI_MCA_mca_base_component_path (Open MPI finds mca_btl_gamma.so), and
+# FI_GAMMA_RAWD (the build tree's gamma-rawd helper).
 
 _gm_top=$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")/.." && pwd)
 _gm_build=${GAMMA_BUILD_DIR:-$_gm_top}
@@ -26,4 +27,8 @@ for _gm_d in "$(ompi_info --parsable --path pkglibdir 2>/dev/null | cut -d: -f3-
 	[ -n "$_gm_d" ] && [ -d "$_gm_d" ] && _gm_path=${_gm_path:+$_gm_path:}$_gm_d
 done
 export OMPI_MCA_mca_base_component_path=$_gm_path
+# Without CAP_NET_RAW the provider asks the gamma-rawd helper for its sockets;
+# the build tree's copy works once root has run setcap cap_net_raw+ep on it.
+[ -x "$_gm_build/tools/gamma-rawd/gamma-rawd" ] &&
+	export FI_GAMMA_RAWD=$_gm_build/tools/gamma-rawd/gamma-rawd
 unset _gm_top _gm_build _gm_fabdir _gm_path _gm_d

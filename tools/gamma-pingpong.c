@@ -33,13 +33,15 @@ static int run_lat(struct pp_bench *b, int fd)
 	if (pp_ctrl_sync(fd, b->o->timeout_s))
 		return -1;
 	if (!b->server)
-		pp_report_header(csv, "half round-trip latency, median", "      size    latency_us");
+		pp_report_header(csv, "half round-trip latency, median",
+		                 "      size    latency_us");
 	for (uint32_t s = 0; s < p->n_sizes; s++) {
 		for (uint32_t r = 0; r < p->reps; r++) {
 			if (pp_lat(b, p->sizes[s], &v[r]))
 				return -1;
 			if (b->o->verbose && !b->server)
-				pp_report_note(csv, "latency %u B rep %u: %.2f us", p->sizes[s], r, v[r]);
+				pp_report_note(csv, "latency %u B rep %u: %.2f us", p->sizes[s], r,
+				               v[r]);
 		}
 		if (!b->server)
 			pp_report_row(csv, "latency", p->sizes[s], pp_median(v, p->reps), "us");
@@ -59,7 +61,7 @@ static int run_bw(struct pp_bench *b, int fd, bool rate)
 		pp_report_header(csv, "message rate, median", "      size         msg/s");
 	else if (!b->server)
 		pp_report_header(csv, "streaming bandwidth (MB = 10^6 bytes), median",
-				 "      size          MB/s");
+		                 "      size          MB/s");
 	for (uint32_t s = 0; s < n; s++) {
 		uint32_t size = rate ? 8 : p->bw_sizes[s];
 		uint32_t window = rate ? p->window : pp_bw_window(p, size);
@@ -71,11 +73,11 @@ static int run_bw(struct pp_bench *b, int fd, bool rate)
 				v[r] = v[r] * size / 1e6;
 			if (b->o->verbose && !b->server)
 				pp_report_note(csv, "%s %u B window %u rep %u: %.2f",
-					       rate ? "rate" : "bandwidth", size, window, r, v[r]);
+				               rate ? "rate" : "bandwidth", size, window, r, v[r]);
 		}
 		if (!b->server)
 			pp_report_row(csv, rate ? "msgrate" : "bandwidth", size,
-				      pp_median(v, p->reps), rate ? "msg/s" : "MB/s");
+			              pp_median(v, p->reps), rate ? "msg/s" : "MB/s");
 	}
 	return 0;
 }
@@ -93,13 +95,14 @@ static int run_bg(struct pp_bench *b, int fd)
 			return -1;
 		if (b->o->verbose && !b->server)
 			pp_report_note(csv, "8 B latency rep %u: quiet %.2f us, loaded %.2f us", r,
-				       quiet[r], loaded[r]);
+			               quiet[r], loaded[r]);
 	}
 	if (b->server)
 		return 0;
-	pp_report_header(csv, "8 B latency (tclass of --tclass) beside a bulk stream on a second "
-			      "endpoint (tclass low), median",
-			 "      size    latency_us");
+	pp_report_header(csv,
+	                 "8 B latency (tclass of --tclass) beside a bulk stream on a second "
+	                 "endpoint (tclass low), median",
+	                 "      size    latency_us");
 	pp_report_row(csv, "latency_quiet", 8, pp_median(quiet, p->reps), "us");
 	pp_report_row(csv, "latency_loaded", 8, pp_median(loaded, p->reps), "us");
 	pp_report_row(csv, "bg_bandwidth", p->bg_size, pp_median(bg, p->reps), "MB/s");
@@ -117,20 +120,21 @@ static int run(struct pp_opts *o, struct pp_fab *f, int *fdp)
 		if (fd < 0 || pp_plan_recv(fd, p, pp_now() + o->timeout_s))
 			return -1;
 		if (o->provider_given && strcmp(o->provider, p->provider)) {
-			pp_err("the client asks for provider '%s', this server was started with '%s'",
-			       p->provider, o->provider);
+			pp_err(
+			    "the client asks for provider '%s', this server was started with '%s'",
+			    p->provider, o->provider);
 			return -1;
 		}
 		o->provider = p->provider;
 	}
-	int n_ep = p->tests & PP_TEST_BG ? 2 : 1;
-	if (pp_fab_open(f, o, n_ep, p->tclass_high))
-		return -1;
 	if (!o->server) {
 		fd = *fdp = pp_ctrl_connect(o->peer, o->port, pp_now() + o->timeout_s);
 		if (fd < 0 || pp_plan_send(fd, p))
 			return -1;
 	}
+	int n_ep = p->tests & PP_TEST_BG ? 2 : 1;
+	if (pp_fab_open(f, o, n_ep, p->tclass_high, fd))
+		return -1;
 	f->ctrl_fd = fd;
 	if (exchange_names(f, fd, o->timeout_s))
 		return -1;
@@ -142,11 +146,11 @@ static int run(struct pp_opts *o, struct pp_fab *f, int *fdp)
 	if (!r && !o->server) {
 		struct fi_info *i = f->info;
 		pp_report_note(o->csv,
-			       "gamma-pingpong: provider %s, domain %s, tclass %s, inject %zu B, "
-			       "reps %u, iters %u, warmup %u, %s",
-			       i->fabric_attr->prov_name, i->domain_attr->name,
-			       p->tclass_high ? "high" : "low", f->inject_size, p->reps, p->iters,
-			       p->warmup, o->wait ? "blocking waits" : "busy polling");
+		               "gamma-pingpong: provider %s, domain %s, tclass %s, inject %zu B, "
+		               "reps %u, iters %u, warmup %u, %s",
+		               i->fabric_attr->prov_name, i->domain_attr->name,
+		               p->tclass_high ? "high" : "low", f->inject_size, p->reps, p->iters,
+		               p->warmup, o->wait ? "blocking waits" : "busy polling");
 		if (o->csv)
 			printf("test,size,value,unit\n");
 	}
@@ -158,6 +162,11 @@ static int run(struct pp_opts *o, struct pp_fab *f, int *fdp)
 		r = run_bw(&b, fd, true);
 	if (!r && (p->tests & PP_TEST_BG))
 		r = run_bg(&b, fd);
+
+	if (!r && o->server && p->corrupt && !b.corrupted) {
+		pp_err("--selftest-corrupt found no non-empty message to corrupt");
+		r = -1;
+	}
 
 	/* The verdict: what each side received and checked, byte for byte. */
 	struct pp_verdict v = {htobe64(b.verified_msgs), htobe64(b.verified_bytes)};
@@ -172,11 +181,11 @@ static int run(struct pp_opts *o, struct pp_fab *f, int *fdp)
 		r = pp_ctrl_recv(fd, PP_MSG_VERDICT, &v, &len, pp_now() + o->timeout_s);
 		if (!r)
 			pp_report_note(o->csv,
-				       "verified: every byte of %" PRIu64 " messages (%" PRIu64
-				       " bytes) at the server and %" PRIu64 " messages (%" PRIu64
-				       " bytes) at the client",
-				       be64toh(v.messages), be64toh(v.bytes), b.verified_msgs,
-				       b.verified_bytes);
+			               "verified: every byte of %" PRIu64 " messages (%" PRIu64
+			               " bytes) at the server and %" PRIu64 " messages (%" PRIu64
+			               " bytes) at the client",
+			               be64toh(v.messages), be64toh(v.bytes), b.verified_msgs,
+			               b.verified_bytes);
 	}
 	pp_bench_fini(&b);
 	return r;

@@ -1,11 +1,17 @@
 #!/bin/bash
 # The project's NPB kernels verify class S against the official values on 1, 2
 # and 4 ranks, and a wrong reference value is reported as UNSUCCESSFUL with a
-# non-zero exit. NPB_MPIRUN_ARGS picks the transport.
+# non-zero exit.
+#
+# Transport: btl gamma (ob1 over self,gamma, no shared memory), on a flat
+# 4-node virtual cluster made for the test: every interface in this namespace,
+# and with btl_gamma_if_include listing them local rank i uses interface i, so
+# every message between ranks is a gamma frame through the cluster's bridge.
+# NPB_MPIRUN_ARGS replaces that (no cluster then), e.g.
+#   NPB_MPIRUN_ARGS="--mca pml ob1 --mca btl self,vader,tcp"
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-args=${NPB_MPIRUN_ARGS:---mca pml ob1 --mca btl self,vader,tcp}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 fail() { echo "FAIL: $*"; exit 1; }
@@ -22,7 +28,36 @@ done
 ok_line='Verification    =               SUCCESSFUL'
 bad_line='Verification    =             UNSUCCESSFUL'
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+cluster=
+cleanup()
+{
+	[ -n "$cluster" ] && "$top/tools/gamma-cluster" down "$cluster" >/dev/null 2>&1
+	rm -f "$log"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+if [ -n "${NPB_MPIRUN_ARGS:-}" ]; then
+	args=$NPB_MPIRUN_ARGS
+	echo "transport: $args"
+else
+	[ "$(id -u)" -eq 0 ] || { echo "SKIP: btl gamma needs root (raw frames, a virtual cluster)"; exit 77; }
+	build=${GAMMA_BUILD_DIR:-$(cd "$bindir/../.." && pwd)}
+	[ -e "$build/provider/.libs/libgamma-fi.so" ] || fail "gamma provider not built in $build"
+	# shellcheck source=../../tools/gamma-env.sh
+	GAMMA_BUILD_DIR=$build . "$top/tools/gamma-env.sh"
+	name=nk$(($$ % 100000))
+	timeout 60 "$top/tools/gamma-cluster" up "$name" --nodes 4 >"$log" 2>&1 ||
+		fail "gamma-cluster up: $(cat "$log")"
+	cluster=$name
+	ifaces=$("$top/tools/gamma-cluster" ifaces "$name") || fail "gamma-cluster ifaces"
+	# Four busy-polling ranks share two cores: let idle ranks yield.
+	args="--mca pml ob1 --mca btl self,gamma --mca btl_gamma_if_include $ifaces --mca mpi_yield_when_idle 1"
+	echo "transport: btl gamma over $ifaces"
+fi
+
+# rx_frames I: frames node I's interface has received (flat cluster only).
+rx_frames() { cat "/sys/class/net/gc-$cluster-n$1/statistics/rx_packets"; }
 
 # run NP KERNEL ARGS...: runs one kernel; its output is left in $log, status returned.
 run() {
@@ -34,13 +69,21 @@ run() {
 
 for k in ep is cg mg; do
 	for np in 1 2 4; do
+		[ -n "$cluster" ] && before=$(rx_frames $((np - 1)))
 		run "$np" "$bindir/$k" S
 		rc=$?
 		if [ $rc -ne 0 ] || ! grep -qx " $ok_line" "$log"; then
 			cat "$log"
 			fail "$k class S on $np ranks: exit $rc, not verified"
 		fi
-		echo "ok: $k S np=$np $(grep -m1 'Time in seconds' "$log" | tr -s ' ')"
+		via=
+		if [ -n "$cluster" ] && [ "$np" -gt 1 ]; then
+			# The last rank's interface received the other ranks' frames.
+			got=$(($(rx_frames $((np - 1))) - before))
+			[ "$got" -gt 0 ] || fail "$k on $np ranks verified, but gc-$cluster-n$((np - 1)) received no frames"
+			via=" ($got frames into gc-$cluster-n$((np - 1)))"
+		fi
+		echo "ok: $k S np=$np $(grep -m1 'Time in seconds' "$log" | tr -s ' ')$via"
 	done
 done
 

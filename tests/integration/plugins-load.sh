@@ -6,7 +6,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 fail() { echo "FAIL: $*"; exit 1; }
 
 out=$(fi_info -e 2>&1) || fail "fi_info -e exited $?"
-for p in IFACE ETHERTYPE DQ LOW_SHARE DEFAULT_CLASS WINDOW RTO PEER_TIMEOUT STATS; do
+for p in IFACE ETHERTYPE DQ LOW_SHARE DEFAULT_CLASS WINDOW RTO PEER_TIMEOUT RX_RING RNDV_THRESHOLD STATS RAWD; do
 	grep -q "FI_GAMMA_$p:" <<<"$out" || fail "fi_info -e does not list FI_GAMMA_$p"
 done
 echo "ok: fi_info -e lists the FI_GAMMA_* parameters"

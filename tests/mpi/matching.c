@@ -9,7 +9,7 @@
 static size_t wild_size(int src, int k)
 {
 	/* small, eager and rendezvous messages mixed */
-	static const size_t sz[] = { 0, 5, 64, 3000, 70000, 1 << 20, 17, 200000 };
+	static const size_t sz[] = {0, 5, 64, 3000, 70000, 1 << 20, 17, 200000};
 	return sz[(src + k) % 8];
 }
 
@@ -33,20 +33,23 @@ static void wildcard_test(int root)
 			free(b[k]);
 		return;
 	}
-	int next[64] = { 0 };
+	int next[64] = {0};
 	size_t cap = (1 << 20) + SUITE_GUARD;
 	uint8_t *rbuf = suite_alloc(cap);
 	for (int m = 0; m < (S.size - 1) * K; m++) {
 		MPI_Status st;
 		memset(rbuf, SUITE_CANARY, cap);
-		MPI_Recv(rbuf, (int)cap, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+		MPI_Recv(rbuf, (int)cap, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+		         &st);
 		int src = st.MPI_SOURCE, k = st.MPI_TAG - base;
 		if (src < 0 || src >= S.size || src == root || src >= 64 || k < 0 || k >= K) {
-			suite_error("wildcard: impossible status source %d tag %d", src, st.MPI_TAG);
+			suite_error("wildcard: impossible status source %d tag %d", src,
+			            st.MPI_TAG);
 			continue;
 		}
-		CHECK(k == next[src], "wildcard: from rank %d got tag %d before tag %d (overtaking)",
-		      src, st.MPI_TAG, base + next[src]);
+		CHECK(k == next[src],
+		      "wildcard: from rank %d got tag %d before tag %d (overtaking)", src,
+		      st.MPI_TAG, base + next[src]);
 		next[src] = k + 1;
 		size_t n = wild_size(src, k);
 		char what[64];
@@ -78,7 +81,7 @@ static void tag_order_test(size_t n)
 		return;
 	}
 	uint8_t *r = suite_alloc(n + SUITE_GUARD);
-	static const int order[] = { 3, 1, 2 };
+	static const int order[] = {3, 1, 2};
 	MPI_Status st;
 	char what[64];
 	for (int i = 0; i < 3; i++) {
@@ -115,7 +118,7 @@ static void probe_test(size_t n)
 			size_t len = n + t;
 			suite_fill(b + t * (n + NP), len, suite_seed(1, len, 40 + t));
 			MPI_Isend(b + t * (n + NP), (int)len, MPI_BYTE, 0, 40 + t, MPI_COMM_WORLD,
-				  &rq[t]);
+			          &rq[t]);
 		}
 		MPI_Waitall(NP, rq, MPI_STATUSES_IGNORE);
 		free(b);
@@ -125,7 +128,7 @@ static void probe_test(size_t n)
 		MPI_Status st, pst;
 		MPI_Message msg;
 		int flag = 0, count = -1;
-		const char *how[NP] = { "probe", "iprobe", "mprobe+mrecv", "improbe+imrecv" };
+		const char *how[NP] = {"probe", "iprobe", "mprobe+mrecv", "improbe+imrecv"};
 		size_t len = n + t;
 		switch (t) {
 		case 0:
@@ -141,7 +144,7 @@ static void probe_test(size_t n)
 		case 3:
 			while (!flag)
 				MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
-					    &msg, &pst);
+				            &msg, &pst);
 			break;
 		}
 		char what[64];
@@ -154,7 +157,7 @@ static void probe_test(size_t n)
 		memset(r, SUITE_CANARY, (size_t)count + SUITE_GUARD);
 		if (t < 2) {
 			MPI_Recv(r, count, MPI_BYTE, pst.MPI_SOURCE, pst.MPI_TAG, MPI_COMM_WORLD,
-				 &st);
+			         &st);
 		} else if (t == 2) {
 			MPI_Mrecv(r, count, MPI_BYTE, &msg, &st);
 			CHECK(msg == MPI_MESSAGE_NULL, "mrecv: message handle not reset");
@@ -264,9 +267,9 @@ int main(int argc, char **argv)
 	for (int root = 0; root < S.size; root++) {
 		wildcard_test(root);
 		suite_item("ANY_SOURCE/ANY_TAG at root %d: %d msgs per sender, status, order, data",
-			   root, K);
+		           root, K);
 	}
-	static const size_t sizes[] = { 0, 40, 4000, 1 << 20 };
+	static const size_t sizes[] = {0, 40, 4000, 1 << 20};
 	for (int i = 0; i < 4; i++) {
 		size_t n = sizes[i];
 		tag_order_test(n);

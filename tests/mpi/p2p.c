@@ -12,8 +12,8 @@
 #define TAG 17
 
 enum mode { BLOCKING, NONBLOCKING, NB_TESTALL, SENDRECV, NMODES };
-static const char *const mode_name[] = { "send/recv", "isend/irecv+waitall",
-					 "isend/irecv+testall", "sendrecv" };
+static const char *const mode_name[] = {"send/recv", "isend/irecv+waitall", "isend/irecv+testall",
+                                        "sendrecv"};
 
 static void ring_once(enum mode m, size_t n, int iter, uint8_t *sbuf, uint8_t *rbuf)
 {
@@ -31,7 +31,7 @@ static void ring_once(enum mode m, size_t n, int iter, uint8_t *sbuf, uint8_t *r
 		 * size, whatever the eager limit. */
 		if (S.size == 1) {
 			MPI_Sendrecv(sbuf, (int)n, MPI_BYTE, right, TAG, rbuf, cap, MPI_BYTE, left,
-				     TAG, MPI_COMM_WORLD, &st);
+			             TAG, MPI_COMM_WORLD, &st);
 		} else if (S.rank == 0) {
 			MPI_Send(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
 			MPI_Recv(rbuf, cap, MPI_BYTE, left, TAG, MPI_COMM_WORLD, &st);
@@ -57,7 +57,7 @@ static void ring_once(enum mode m, size_t n, int iter, uint8_t *sbuf, uint8_t *r
 	}
 	case SENDRECV:
 		MPI_Sendrecv(sbuf, (int)n, MPI_BYTE, right, TAG, rbuf, cap, MPI_BYTE, left, TAG,
-			     MPI_COMM_WORLD, &st);
+		             MPI_COMM_WORLD, &st);
 		break;
 	default:
 		abort();
@@ -65,7 +65,7 @@ static void ring_once(enum mode m, size_t n, int iter, uint8_t *sbuf, uint8_t *r
 
 	char what[96], sz[32];
 	snprintf(what, sizeof(what), "%s %s iter %d from rank %d", mode_name[m],
-		 suite_size_name(n, sz, sizeof(sz)), iter, left);
+	         suite_size_name(n, sz, sizeof(sz)), iter, left);
 	suite_check_status(what, &st, left, TAG, MPI_BYTE, (int)n);
 	suite_check_msg(what, rbuf, n, suite_seed(left, n, iter));
 }
@@ -85,7 +85,7 @@ static void pair_exchange(size_t n, int iter, uint8_t *sbuf, uint8_t *rbuf)
 	MPI_Waitall(2, rq, sts);
 	char what[96], sz[32];
 	snprintf(what, sizeof(what), "pair exchange %s with rank %d",
-		 suite_size_name(n, sz, sizeof(sz)), peer);
+	         suite_size_name(n, sz, sizeof(sz)), peer);
 	suite_check_status(what, &sts[0], peer, TAG + 1, MPI_BYTE, (int)n);
 	suite_check_msg(what, rbuf, n, suite_seed(peer, n, iter + 1000));
 }
@@ -93,7 +93,7 @@ static void pair_exchange(size_t n, int iter, uint8_t *sbuf, uint8_t *rbuf)
 /* Many messages of mixed size in flight on one pair at once, received in order. */
 static void mixed_burst(uint8_t *sbuf, uint8_t *rbuf)
 {
-	static const size_t sizes[] = { 0, 1, 100, 4096, 70000, 1 << 20, 3, 65536, 9000, 0, 2 << 20 };
+	static const size_t sizes[] = {0, 1, 100, 4096, 70000, 1 << 20, 3, 65536, 9000, 0, 2 << 20};
 	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
 	size_t off[N], total = 0;
 	for (int i = 0; i < N; i++) {
@@ -106,12 +106,12 @@ static void mixed_burst(uint8_t *sbuf, uint8_t *rbuf)
 	memset(rbuf, SUITE_CANARY, total);
 	for (int i = 0; i < N; i++) {
 		MPI_Irecv(rbuf + off[i], (int)(sizes[i] + SUITE_GUARD), MPI_BYTE, left, TAG + 2,
-			  MPI_COMM_WORLD, &rq[i]);
+		          MPI_COMM_WORLD, &rq[i]);
 	}
 	for (int i = 0; i < N; i++) {
 		suite_fill(sbuf + off[i], sizes[i], suite_seed(S.rank, sizes[i], 500 + i));
 		MPI_Isend(sbuf + off[i], (int)sizes[i], MPI_BYTE, right, TAG + 2, MPI_COMM_WORLD,
-			  &rq[N + i]);
+		          &rq[N + i]);
 	}
 	MPI_Waitall(2 * N, rq, st);
 	for (int i = 0; i < N; i++) {
@@ -128,9 +128,9 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		suite_usage_error(argv[0], "usage: p2p [--quick] [--huge-mib N]");
 
-	size_t sizes[] = { 0,	    1,	     2,	      7,	  8,	   33,	      64,
-			   1024,    1500,    4096,    65536,	  65537,   1 << 20,  (1 << 20) + 3,
-			   16 << 20, S.huge_bytes };
+	size_t sizes[] = {0,        1,           2,    7,     8,     33,      64,
+	                  1024,     1500,        4096, 65536, 65537, 1 << 20, (1 << 20) + 3,
+	                  16 << 20, S.huge_bytes};
 	int nsizes = sizeof(sizes) / sizeof(sizes[0]) - (S.huge_bytes ? 0 : 1);
 	size_t max = 16 << 20;
 	if (S.huge_bytes > max)

@@ -19,17 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SUITE_GUARD 64		/* bytes past each receive that must stay untouched */
-#define SUITE_CANARY 0xA5
-#define SUITE_MAX_REPORTS 8	/* per rank and item: enough to diagnose, not flood */
+#define SUITE_GUARD       64 /* bytes past each receive that must stay untouched */
+#define SUITE_CANARY      0xA5
+#define SUITE_MAX_REPORTS 8 /* per rank and item: enough to diagnose, not flood */
 
 struct suite {
 	int rank, size;
 	int quick;
 	size_t huge_bytes;
-	long item_errors;	/* local errors in the current item */
+	long item_errors; /* local errors in the current item */
 	long item_reports;
-	long total_failed;	/* items failed (agreed by all ranks) */
+	long total_failed; /* items failed (agreed by all ranks) */
 	long items;
 };
 
@@ -153,7 +153,7 @@ static inline uint64_t suite_mix(uint64_t x)
 static inline uint64_t suite_seed(int src, size_t size, int iter)
 {
 	return suite_mix(((uint64_t)(unsigned)src << 48) ^ ((uint64_t)size << 8) ^
-			 (uint64_t)(unsigned)iter ^ 0x9e3779b97f4a7c15ULL);
+	                 (uint64_t)(unsigned)iter ^ 0x9e3779b97f4a7c15ULL);
 }
 
 static inline uint8_t suite_byte(uint64_t seed, size_t i)
@@ -167,7 +167,7 @@ static inline void suite_fill(void *buf, size_t n, uint64_t seed)
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8) {
 		uint64_t w = suite_mix(seed + i / 8);
-		memcpy(p + i, &w, 8);	/* little-endian: byte k of w is byte i+k */
+		memcpy(p + i, &w, 8); /* little-endian: byte k of w is byte i+k */
 	}
 	for (; i < n; i++)
 		p[i] = suite_byte(seed, i);
@@ -201,14 +201,15 @@ static inline int suite_check_msg(const char *what, const void *buf, size_t n, u
 		for (size_t i = d; i < n; i++)
 			wrong += p[i] != suite_byte(seed, i);
 		suite_error("%s: %zu of %zu bytes wrong, first at %zu (got 0x%02x want 0x%02x)",
-			    what, wrong, n, d, p[d], suite_byte(seed, d));
+		            what, wrong, n, d, p[d], suite_byte(seed, d));
 		bad = 1;
 	}
 	const uint8_t *g = (const uint8_t *)buf + n;
 	for (size_t i = 0; i < SUITE_GUARD; i++) {
 		if (g[i] != SUITE_CANARY) {
-			suite_error("%s: byte %zu past the %zu-byte message was overwritten (0x%02x)",
-				    what, i, n, g[i]);
+			suite_error(
+			    "%s: byte %zu past the %zu-byte message was overwritten (0x%02x)", what,
+			    i, n, g[i]);
 			bad = 1;
 			break;
 		}
@@ -225,7 +226,7 @@ static inline uint8_t *suite_recv_buf(size_t n)
 }
 
 static inline void suite_check_status(const char *what, const MPI_Status *st, int src, int tag,
-				      MPI_Datatype type, int count)
+                                      MPI_Datatype type, int count)
 {
 	int got = -1;
 	MPI_Get_count(st, type, &got);

@@ -8,6 +8,7 @@
  * Every received byte is checked against the pattern the sender wrote.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -424,6 +425,48 @@ static void test_multi_recv(void)
 	printf("ok: FI_MULTI_RECV buffer took %d messages and was released once\n", got);
 }
 
+/* Blocking waits: fi_cq_sread, and the FD wait object with fi_trywait. */
+static void test_waits(void)
+{
+	uint8_t s[100], r[100];
+	struct fi_context sc, rc;
+	struct fi_cq_tagged_entry e;
+	struct fid *fids[1] = {&B.cq->fid};
+	int fd;
+
+	fill(s, sizeof(s), 9);
+	CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 7, 0, &rc));
+	CHK(fi_tsend(A.ep, s, sizeof(s), NULL, A.peer, 7, &sc));
+	if (fi_cq_sread(B.cq, &e, 1, NULL, 10000) != 1 || e.op_context != &rc)
+		die("fi_cq_sread did not return the receive");
+	if (fi_cq_sread(A.cq, &e, 1, NULL, 10000) != 1 || e.op_context != &sc)
+		die("fi_cq_sread did not return the send");
+	if (first_bad(r, sizeof(r), 9) != sizeof(r))
+		die("sread data wrong");
+	double t0 = now_s();
+	if (fi_cq_sread(B.cq, &e, 1, NULL, 200) != -FI_EAGAIN || now_s() - t0 < 0.15)
+		die("fi_cq_sread on an empty CQ did not time out after 200 ms");
+
+	CHK(fi_control(&B.cq->fid, FI_GETWAIT, &fd));
+	CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 8, 0, &rc));
+	CHK(fi_tsend(A.ep, s, sizeof(s), NULL, A.peer, 8, &sc));
+	t0 = now_s();
+	for (;;) {
+		if (fi_trywait(B.fabric, fids, 1) == 0) {
+			struct pollfd p = {.fd = fd, .events = POLLIN};
+			poll(&p, 1, 1000);
+		}
+		if (fi_cq_read(B.cq, &e, 1) == 1)
+			break;
+		if (now_s() - t0 > 10)
+			die("FD wait: no completion");
+	}
+	if (e.op_context != &rc)
+		die("FD wait: wrong completion");
+	expect_ok(&A, &B, &sc, "send for the FD wait");
+	printf("ok: fi_cq_sread (completion and timeout), FD wait object with fi_trywait\n");
+}
+
 static void run_pair(size_t max)
 {
 	side_open(&A, FI_TC_UNSPEC);
@@ -435,6 +478,7 @@ static void run_pair(size_t max)
 	test_peek_claim_cancel();
 	test_order_and_wildcards();
 	test_multi_recv();
+	test_waits();
 	side_close(&A);
 	side_close(&B);
 }

@@ -53,7 +53,8 @@ static void usage(void)
 	        "usage: gm-rawframe send [-f FLAGS] [-s BYTES] [-i USEC] [-n FIRST] [-p PRIO] "
 	        "IFACE DST_MAC\n"
 	        "                        ETHERTYPE COUNT\n"
-	        "       gm-rawframe recv [-q] IFACE ETHERTYPE COUNT TIMEOUT_MS\n"
+	        "       gm-rawframe recv [-q] [-F SRC_MAC] IFACE ETHERTYPE COUNT TIMEOUT_MS\n"
+	        "  -F MAC    recv: ignore frames from other sources (other jobs on the host)\n"
 	        "  -f FLAGS  byte 2 of the payload (gamma flags; 0x04 = low class), default 0\n"
 	        "  -s BYTES  payload bytes after the Ethernet header (%d..%d), default 64\n"
 	        "  -i USEC   pause between frames, default 0\n"
@@ -260,12 +261,19 @@ static long long now_ms(void)
 
 static int do_recv(int argc, char **argv)
 {
-	int quiet = 0, opt;
-	while ((opt = getopt(argc, argv, "+q")) != -1) {
-		if (opt == 'q')
+	int quiet = 0, opt, from_set = 0;
+	uint8_t want_src[6];
+	while ((opt = getopt(argc, argv, "+qF:")) != -1) {
+		if (opt == 'q') {
 			quiet = 1;
-		else
+		} else if (opt == 'F') {
+			if (sscanf(optarg, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &want_src[0], &want_src[1],
+				   &want_src[2], &want_src[3], &want_src[4], &want_src[5]) != 6)
+				usage();
+			from_set = 1;
+		} else {
 			usage();
+		}
 	}
 	if (argc - optind != 4)
 		usage();
@@ -310,6 +318,8 @@ static int do_recv(int argc, char **argv)
 		if (n < 0)
 			die("recvfrom");
 		if (from.sll_pkttype == PACKET_OUTGOING)
+			continue;
+		if (from_set && n >= ETH_HLEN_ && memcmp(frame + 6, want_src, 6))
 			continue;
 		uint32_t seq;
 		if (n < ETH_HLEN_ || ntohs(((struct ether_header *)frame)->ether_type) != proto ||

@@ -81,7 +81,7 @@ void pp_bench_fini(struct pp_bench *b)
 
 /* Checks length, tag and every byte of a received message. */
 static int verify(struct pp_bench *b, const struct pp_pattern *pat, const char *what, int kind,
-		  uint64_t seq, uint8_t *buf, const struct pp_op *op)
+                  uint64_t seq, uint8_t *buf, const struct pp_op *op)
 {
 	if (op->len != pat->size) {
 		pp_err("%s: %s message #%" PRIu64 " has %zu bytes, expected %zu", PP_CORRUPTION,
@@ -89,7 +89,8 @@ static int verify(struct pp_bench *b, const struct pp_pattern *pat, const char *
 		return -1;
 	}
 	if (op->tag != tag(kind, seq)) {
-		pp_err("%s: %s message #%" PRIu64 " arrived with tag %#" PRIx64 ", expected %#" PRIx64,
+		pp_err("%s: %s message #%" PRIu64 " arrived with tag %#" PRIx64
+		       ", expected %#" PRIx64,
 		       PP_CORRUPTION, what, seq, op->tag, tag(kind, seq));
 		return -1;
 	}
@@ -110,7 +111,7 @@ static int verify(struct pp_bench *b, const struct pp_pattern *pat, const char *
 }
 
 static int lat_loop(struct pp_bench *b, uint32_t size, uint32_t warmup, uint32_t iters,
-		    double *usec)
+                    double *usec)
 {
 	struct pp_fab *f = b->f;
 	uint32_t total = warmup + iters;
@@ -133,12 +134,14 @@ static int lat_loop(struct pp_bench *b, uint32_t size, uint32_t warmup, uint32_t
 			/* The next receive is posted before the reply leaves. */
 			if (i + 1 < total && pp_recv(f, 0, b->rx, size, tag(K_LAT, ping + 2), rop))
 				return -1;
-			if (pp_send(f, 0, pp_pattern_msg(&b->pat, pong), size, tag(K_LAT, pong), sop) ||
+			if (pp_send(f, 0, pp_pattern_msg(&b->pat, pong), size, tag(K_LAT, pong),
+			            sop) ||
 			    pp_wait1(f, sop, "a pong to be sent"))
 				return -1;
 		} else {
 			if (pp_recv(f, 0, b->rx, size, tag(K_LAT, pong), rop) ||
-			    pp_send(f, 0, pp_pattern_msg(&b->pat, ping), size, tag(K_LAT, ping), sop) ||
+			    pp_send(f, 0, pp_pattern_msg(&b->pat, ping), size, tag(K_LAT, ping),
+			            sop) ||
 			    pp_wait(f, both, 2, "a pong") ||
 			    verify(b, &b->pat, "pong", K_LAT, pong, b->rx, rop))
 				return -1;
@@ -163,7 +166,7 @@ static int post_window(struct pp_bench *b, uint32_t size, uint32_t window, uint6
 {
 	for (uint32_t j = 0; j < window; j++)
 		if (pp_recv(b->f, 0, b->rx + (size_t)j * size, size, tag(K_BW, k * window + j),
-			    &b->ops[j]))
+		            &b->ops[j]))
 			return -1;
 	return 0;
 }
@@ -185,14 +188,19 @@ int pp_bw(struct pp_bench *b, uint32_t size, uint32_t window, uint32_t windows, 
 		if (k == warm)
 			t0 = pp_now();
 		if (b->server) {
-			if (pp_wait(f, b->opp, window, "a window of bandwidth messages"))
-				return -1;
-			for (uint32_t j = 0; j < window; j++)
-				if (verify(b, &b->pat, "bandwidth", K_BW, k * window + j,
-					   b->rx + (size_t)j * size, &b->ops[j]))
+			/* Checking each message as it lands overlaps the check with the
+			 * arrival of the rest of the window; its buffer is then posted at
+			 * once for the next window, whose tags cannot match this one. */
+			for (uint32_t j = 0; j < window; j++) {
+				uint8_t *buf = b->rx + (size_t)j * size;
+				uint64_t seq = k * window + j;
+				if (pp_wait1(f, &b->ops[j], "a window of bandwidth messages") ||
+				    verify(b, &b->pat, "bandwidth", K_BW, seq, buf, &b->ops[j]))
 					return -1;
-			if (k + 1 < total && post_window(b, size, window, k + 1))
-				return -1;
+				if (k + 1 < total &&
+				    pp_recv(f, 0, buf, size, tag(K_BW, seq + window), &b->ops[j]))
+					return -1;
+			}
 			if (pp_send(f, 0, b->ackbuf, 0, tag(K_ACK, k), &b->ack) ||
 			    pp_wait1(f, &b->ack, "an ack to be sent"))
 				return -1;
@@ -201,14 +209,15 @@ int pp_bw(struct pp_bench *b, uint32_t size, uint32_t window, uint32_t windows, 
 				return -1;
 			for (uint32_t j = 0; j < window; j++) {
 				uint64_t seq = k * window + j;
-				if (pp_send(f, 0, pp_pattern_msg(&b->pat, seq), size, tag(K_BW, seq),
-					    &b->ops[j]))
+				if (pp_send(f, 0, pp_pattern_msg(&b->pat, seq), size,
+				            tag(K_BW, seq), &b->ops[j]))
 					return -1;
 			}
 			if (pp_wait(f, b->opp, window + 1, "the ack of a bandwidth window"))
 				return -1;
 			if (b->ack.len != 0) {
-				pp_err("%s: ack of %zu bytes, expected 0", PP_CORRUPTION, b->ack.len);
+				pp_err("%s: ack of %zu bytes, expected 0", PP_CORRUPTION,
+				       b->ack.len);
 				return -1;
 			}
 		}
@@ -258,7 +267,7 @@ static int bg_server_post(struct pp_bench *b)
 	uint32_t w = b->p->bg_window, size = b->p->bg_size;
 	for (uint32_t j = 0; j < w; j++)
 		if (pp_recv(b->f, 1, g->rx + (size_t)j * size, size, tag(K_BG, g->window * w + j),
-			    &g->ops[j]))
+		            &g->ops[j]))
 			return -1;
 	return 0;
 }
@@ -275,7 +284,7 @@ static int bg_server_pump(void *arg)
 			return 0;
 	for (uint32_t j = 0; j < w; j++)
 		if (verify(b, &b->bgpat, "background", K_BG, g->window * w + j,
-			   g->rx + (size_t)j * size, &g->ops[j]))
+		           g->rx + (size_t)j * size, &g->ops[j]))
 			return -1;
 	uint64_t acked = g->window++;
 	g->bytes += (uint64_t)w * size;

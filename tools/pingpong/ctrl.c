@@ -39,30 +39,47 @@ static void nodelay(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-int pp_ctrl_accept(const char *port, double deadline)
+/* A listening socket for both IPv4 and IPv6 clients, or IPv4 only where IPv6 is off. */
+static int listen_on(const char *port)
 {
-	struct addrinfo hints = {.ai_family = AF_INET6, .ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE};
-	struct addrinfo *ai;
-	int r = getaddrinfo(NULL, port, &hints, &ai);
-	if (r) {
-		pp_err("control port '%s': %s", port, gai_strerror(r));
-		return -1;
-	}
-	int ls = socket(ai->ai_family, ai->ai_socktype, 0);
-	int one = 1, zero = 0;
-	if (ls >= 0) {
-		setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		setsockopt(ls, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	}
-	if (ls < 0 || bind(ls, ai->ai_addr, ai->ai_addrlen) || listen(ls, 1)) {
-		pp_err("cannot listen on control port %s: %s", port, strerror(errno));
+	static const int families[] = {AF_INET6, AF_INET};
+	int err = 0;
+	for (int i = 0; i < 2; i++) {
+		struct addrinfo hints = {
+		    .ai_family = families[i], .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+		struct addrinfo *ai;
+		int r = getaddrinfo(NULL, port, &hints, &ai);
+		if (r) {
+			pp_err("control port '%s': %s", port, gai_strerror(r));
+			return -1;
+		}
+		int ls = socket(ai->ai_family, ai->ai_socktype, 0);
+		int one = 1, zero = 0;
+		if (ls >= 0) {
+			setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (families[i] == AF_INET6)
+				setsockopt(ls, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+			if (bind(ls, ai->ai_addr, ai->ai_addrlen) == 0 && listen(ls, 1) == 0) {
+				freeaddrinfo(ai);
+				return ls;
+			}
+		}
+		err = errno;
 		freeaddrinfo(ai);
 		if (ls >= 0)
 			close(ls);
-		return -1;
+		if (err == EADDRINUSE)
+			break;
 	}
-	freeaddrinfo(ai);
+	pp_err("cannot listen on control port %s: %s", port, strerror(err));
+	return -1;
+}
+
+int pp_ctrl_accept(const char *port, double deadline)
+{
+	int ls = listen_on(port);
+	if (ls < 0)
+		return -1;
 	int w = wait_fd(ls, POLLIN, deadline);
 	if (w) {
 		pp_err("no client connected to control port %s: %s", port,
@@ -106,7 +123,7 @@ int pp_ctrl_connect(const char *host, const char *port, double deadline)
 			close(fd);
 		}
 		if (pp_now() >= deadline || (err != ECONNREFUSED && err != ETIMEDOUT &&
-					     err != EHOSTUNREACH && err != ENETUNREACH))
+		                             err != EHOSTUNREACH && err != ENETUNREACH))
 			break;
 		usleep(100000);
 	}
@@ -177,8 +194,8 @@ int pp_ctrl_recv(int fd, uint32_t type, void *buf, uint32_t *len, double deadlin
 	int r = read_all(fd, &h, sizeof(h), deadline);
 	if (r) {
 		pp_err("control channel: %s", r == -ETIMEDOUT ? "peer did not answer (--timeout)"
-				     : r == -EPIPE	  ? "peer closed the connection"
-							  : strerror(-r));
+		                              : r == -EPIPE   ? "peer closed the connection"
+		                                              : strerror(-r));
 		return -1;
 	}
 	h.type = ntohl(h.type);

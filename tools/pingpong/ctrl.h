@@ -7,11 +7,11 @@
 #include "pp.h"
 
 enum pp_msg {
-	PP_MSG_HELLO = 0x50501,   /* client -> server: struct pp_plan */
-	PP_MSG_ADDR,              /* both ways: libfabric endpoint names */
-	PP_MSG_SYNC,              /* both ways: barrier between phases */
-	PP_MSG_VERDICT,           /* server -> client: struct pp_verdict */
-	PP_MSG_ERROR,             /* either way: text, then the sender exits */
+	PP_MSG_HELLO = 0x50501, /* client -> server: struct pp_plan */
+	PP_MSG_ADDR,            /* both ways: libfabric endpoint names */
+	PP_MSG_SYNC,            /* both ways: barrier between phases */
+	PP_MSG_VERDICT,         /* server -> client: struct pp_verdict */
+	PP_MSG_ERROR,           /* either way: text, then the sender exits */
 };
 
 struct pp_verdict {

@@ -1,6 +1,8 @@
 /* libfabric setup, posting and completion waits of gamma-pingpong. */
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,21 +37,47 @@ static void explain_no_info(const struct pp_opts *o, const char *domain, int ret
 	fi_freeinfo(any);
 	if (r) {
 		const char *path = getenv("FI_PROVIDER_PATH");
-		pp_err("libfabric lists no provider '%s' ('fi_info -p %s' is empty; FI_PROVIDER_PATH=%s): "
+		pp_err("libfabric lists no provider '%s' ('fi_info -p %s' is empty; "
+		       "FI_PROVIDER_PATH=%s): "
 		       "source tools/gamma-env.sh after make, or make install; "
 		       "'fi_info -l' lists the providers libfabric loaded",
 		       o->provider, o->provider, path ? path : "unset");
 	} else if (domain) {
-		pp_err("provider '%s' offers no FI_EP_RDM endpoint with FI_MSG|FI_TAGGED on "
-		       "interface '%s' (does it have an address? 'fi_info -p %s' lists domains): %s",
-		       o->provider, domain, o->provider, fi_strerror(-ret));
+		pp_err(
+		    "provider '%s' offers no FI_EP_RDM endpoint with FI_MSG|FI_TAGGED on "
+		    "interface '%s' (does it have an address? 'fi_info -p %s' lists domains): %s",
+		    o->provider, domain, o->provider, fi_strerror(-ret));
 	} else {
 		pp_err("provider '%s' offers no FI_EP_RDM endpoint with FI_MSG|FI_TAGGED: %s",
 		       o->provider, fi_strerror(-ret));
 	}
 }
 
-static int get_info(struct pp_fab *f, const struct pp_opts *o)
+/* The IPv4 address the control connection uses on this side, or 0. */
+static uint32_t ctrl_local_ipv4(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &len))
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return ((struct sockaddr_in *)&ss)->sin_addr.s_addr;
+	struct in6_addr *a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+	if (ss.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(a6)) {
+		uint32_t v4;
+		memcpy(&v4, &a6->s6_addr[12], 4);
+		return v4;
+	}
+	return 0;
+}
+
+static bool near_ctrl(const struct fi_info *i, uint32_t ip)
+{
+	const struct sockaddr_in *sin = i->src_addr;
+	return ip && i->addr_format == FI_SOCKADDR_IN && sin && sin->sin_addr.s_addr == ip;
+}
+
+static int get_info(struct pp_fab *f, const struct pp_opts *o, int ctrl_fd)
 {
 	const char *domain = NULL;
 	if (o->iface) {
@@ -80,6 +108,13 @@ static int get_info(struct pp_fab *f, const struct pp_opts *o)
 	struct fi_info *chosen = f->info, *before = NULL;
 	for (struct fi_info *i = f->info, *prev = NULL; i; prev = i, i = i->next)
 		if (i->addr_format == FI_SOCKADDR_IN) {
+			chosen = i;
+			before = prev;
+			break;
+		}
+	uint32_t ip = domain ? 0 : ctrl_local_ipv4(ctrl_fd);
+	for (struct fi_info *i = f->info, *prev = NULL; i; prev = i, i = i->next)
+		if (near_ctrl(i, ip)) {
 			chosen = i;
 			before = prev;
 			break;
@@ -124,18 +159,19 @@ static int open_ep(struct pp_fab *f, int i, int tclass_high)
 	return 0;
 }
 
-int pp_fab_open(struct pp_fab *f, const struct pp_opts *o, int n_ep, int tclass_high)
+int pp_fab_open(struct pp_fab *f, const struct pp_opts *o, int n_ep, int tclass_high, int ctrl_fd)
 {
 	memset(f, 0, sizeof(*f));
 	f->wait = o->wait;
+	f->verbose = o->verbose;
 	f->timeout_s = o->timeout_s;
 	f->ctrl_fd = -1;
-	if (get_info(f, o))
+	if (get_info(f, o, ctrl_fd))
 		return -1;
 	f->inject_size = f->info->tx_attr->inject_size;
 
 	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED,
-				     .wait_obj = o->wait ? FI_WAIT_UNSPEC : FI_WAIT_NONE};
+	                             .wait_obj = o->wait ? FI_WAIT_UNSPEC : FI_WAIT_NONE};
 	struct fi_av_attr av_attr = {.type = f->info->domain_attr->av_type, .count = 4};
 	if (check(fi_fabric(f->info->fabric_attr, &f->fabric, NULL), "fi_fabric") ||
 	    check(fi_domain(f->fabric, f->info, &f->domain, NULL), "fi_domain") ||
@@ -195,11 +231,11 @@ int pp_fab_insert_peer(struct pp_fab *f, const void *buf, uint32_t len)
 		n = ntohl(n);
 		if (off + 4 + n > len)
 			goto short_names;
-		if (getenv("PP_DEBUG_ADDR")) {
+		if (f->verbose) {
 			char str[128];
 			size_t sl = sizeof(str);
 			fprintf(stderr, "peer endpoint %d: %s\n", i,
-				fi_av_straddr(f->av, p + off + 4, str, &sl));
+			        fi_av_straddr(f->av, p + off + 4, str, &sl));
 		}
 		int r = fi_av_insert(f->av, p + off + 4, 1, &f->peer[i], 0, NULL);
 		if (r != 1) {
@@ -237,7 +273,7 @@ static int read_cq(struct pp_fab *f, int timeout_ms)
 {
 	struct fi_cq_tagged_entry e[16];
 	ssize_t n = f->wait && timeout_ms ? fi_cq_sread(f->cq, e, 16, NULL, timeout_ms)
-					  : fi_cq_read(f->cq, e, 16);
+	                                  : fi_cq_read(f->cq, e, 16);
 	if (n == -FI_EAGAIN || n == -FI_ETIMEDOUT)
 		return 0;
 	if (n == -FI_EAVAIL)
@@ -327,7 +363,7 @@ int pp_send(struct pp_fab *f, int ep, const void *buf, size_t len, uint64_t tag,
 		op->done = op->err = 0;
 	for (unsigned long turn = 1;; turn++) {
 		ssize_t r = inject ? fi_tinject(f->ep[ep], buf, len, f->peer[ep], tag)
-				   : fi_tsend(f->ep[ep], buf, len, NULL, f->peer[ep], tag, op);
+		                   : fi_tsend(f->ep[ep], buf, len, NULL, f->peer[ep], tag, op);
 		if (r == 0) {
 			if (inject && op)
 				op->done = 1;

@@ -12,8 +12,8 @@
 struct pp_op {
 	struct fi_context2 ctx;
 	int done;
-	int err;     /* positive fi_errno of a failed or cancelled operation */
-	size_t len;  /* received length */
+	int err;    /* positive fi_errno of a failed or cancelled operation */
+	size_t len; /* received length */
 	uint64_t tag;
 };
 
@@ -28,6 +28,7 @@ struct pp_fab {
 	int n_ep;
 	size_t inject_size;
 	bool wait;
+	bool verbose;
 	double timeout_s;
 	int ctrl_fd;
 	/* Called on every turn of a wait loop: drives the background stream. */
@@ -35,7 +36,9 @@ struct pp_fab {
 	void *pump_arg;
 };
 
-int pp_fab_open(struct pp_fab *f, const struct pp_opts *o, int n_ep, int tclass_high);
+/* Without --iface, socket providers use the interface holding the local
+ * address of the control connection ctrl_fd: the one the peer reached us on. */
+int pp_fab_open(struct pp_fab *f, const struct pp_opts *o, int n_ep, int tclass_high, int ctrl_fd);
 void pp_fab_close(struct pp_fab *f);
 /* Packs the endpoint names as [u32 len, bytes] per endpoint. */
 int pp_fab_names(struct pp_fab *f, void *buf, uint32_t *len);

@@ -1,0 +1,64 @@
+#!/bin/bash
+# The project's MPI suite (tests/mpi) over btl gamma, in both layouts of the
+# virtual cluster, on 2 and 4 ranks, clean and under 2% frame loss; and a
+# rank killed mid-exchange ends the job instead of hanging it.
+#   flat:  one namespace, one interface per rank, --mca btl self,gamma, so
+#          every byte between ranks crosses gamma;
+#   netns: two "hosts", two ranks each, --mca btl self,vader,gamma.
+. "$(dirname "$0")/cluster-lib.sh" ms
+SUITE=$BUILT/mpi
+[ -x "$SUITE/p2p" ] || fail "$SUITE/p2p not built (make check builds the suite)"
+command -v mpirun >/dev/null || skip "mpirun not installed"
+. "$top/tools/gamma-env.sh"
+GAMMA_ENV="-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path"
+
+suite() { # suite LABEL RUN-SUITE-ARGS... -- MPIRUN-ARGS...
+	local label=$1
+	shift
+	echo "== $label"
+	"$top/tests/mpi/run-suite.sh" --bindir "$SUITE" "$@" >"$WORK/suite.out" 2>&1
+	local rc=$?
+	cat "$WORK/suite.out"
+	[ $rc -eq 0 ] || fail "MPI suite over btl gamma ($label) failed"
+	grep -Eq '^[0-9]+ passed, 0 failed$' "$WORK/suite.out" || fail "no summary line ($label)"
+}
+
+# Flat layout: 4 interfaces in this namespace; local rank i takes interface i mod 4.
+up "${NAME}f" --nodes 4
+ifs=$("$GC" ifaces "${NAME}f")
+flat="--oversubscribe --bind-to none $GAMMA_ENV --mca pml ob1 --mca btl self,gamma
+	--mca btl_gamma_if_include $ifs --mca osc pt2pt"
+# shellcheck disable=SC2086
+suite "flat, 2 ranks" --np 2 --quick --only "p2p matching" -- $flat
+# shellcheck disable=SC2086
+suite "flat, 4 ranks" --np 4 --quick -- $flat
+
+# netns layout: 2 hosts x 2 slots, shared memory inside a host, gamma between.
+up "${NAME}n" --nodes 2 --netns
+hf=$("$GC" hostfile "${NAME}n" --slots 2)
+sub=$("$GC" subnet "${NAME}n")
+netns="--hostfile $hf --bind-to none --mca plm_rsh_agent $RSH --mca oob_tcp_if_include $sub
+	$GAMMA_ENV --mca pml ob1 --mca btl self,vader,gamma --mca osc pt2pt"
+# shellcheck disable=SC2086
+suite "netns, 2 ranks (one per host)" --np 2 --quick --only "p2p matching" -- --map-by node $netns
+# shellcheck disable=SC2086
+suite "netns, 4 ranks" --np 4 --quick -- --map-by node $netns
+
+# 2% loss on every link end (a frame between two nodes crosses two).
+up "${NAME}l" --nodes 2 --netns --loss 2%
+hf=$("$GC" hostfile "${NAME}l" --slots 2)
+sub=$("$GC" subnet "${NAME}l")
+lossy="--hostfile $hf --bind-to none --mca plm_rsh_agent $RSH --mca oob_tcp_if_include $sub
+	$GAMMA_ENV --mca pml ob1 --mca btl self,vader,gamma --mca osc pt2pt"
+# shellcheck disable=SC2086
+suite "netns, 4 ranks, 2% loss" --np 4 --quick --only "p2p storm" -- --map-by node $lossy
+
+# A rank that dies must end the job, not hang it.
+echo "== killed rank"
+# shellcheck disable=SC2086
+"$top/tests/mpi/run-die.sh" --bindir "$SUITE" --np 2 --modes "kill" --timeout 90 -- \
+	--map-by node $netns >"$WORK/die.out" 2>&1
+rc=$?
+cat "$WORK/die.out"
+[ $rc -eq 0 ] || fail "a killed rank did not end the job cleanly"
+ok "MPI suite over btl gamma: both layouts, 2 and 4 ranks, 2% loss, killed rank"
