@@ -24,7 +24,7 @@ struct gm_params gm_params = {
 	.dq = true,
 	.low_share = 8,
 	.default_class = GM_CLASS_HIGH,
-	.window = 256,
+	.window = 1024,
 	.rto_us = 2000,
 	.peer_timeout_ms = 10000,
 	.rx_ring_kb = 8192,
@@ -48,7 +48,7 @@ static void gm_params_define(void)
 			"Traffic class of endpoints whose tclass is FI_TC_UNSPEC: high or low "
 			"(default: high)");
 	fi_param_define(&gm_prov, "window", FI_PARAM_INT,
-			"Frames in flight per peer before the sender waits for acks (default: 256)");
+			"Frames in flight per peer before the sender waits for acks (default: 1024)");
 	fi_param_define(&gm_prov, "rto", FI_PARAM_INT,
 			"Initial retransmission timeout in microseconds (default: 2000)");
 	fi_param_define(&gm_prov, "peer_timeout", FI_PARAM_INT,

@@ -66,14 +66,14 @@ int gm_net_open(const struct gm_net_params *p, struct gm_net **out)
 		return -FI_ENOMEM;
 	snprintf(net->ifname, sizeof(net->ifname), "%s", p->ifname ? p->ifname : "");
 	rc = gm_link_open(p->ifname, p->ethertype ? p->ethertype : GM_ETHERTYPE_DEFAULT,
-	                  p->rx_ring_kb, 2 * (p->window ? p->window : 256), &net->link);
+	                  p->rx_ring_kb, 2 * (p->window ? p->window : 1024), &net->link);
 	if (rc)
 		goto fail;
 	cfg = (struct gm_rel_cfg){
 	    .ethertype = p->ethertype ? p->ethertype : GM_ETHERTYPE_DEFAULT,
 	    .dq = p->dq,
 	    .low_share = p->low_share,
-	    .window = p->window ? p->window : 256,
+	    .window = p->window ? p->window : 1024,
 	    .rto_us = p->rto_us ? p->rto_us : 2000,
 	    .peer_timeout_ms = p->peer_timeout_ms ? p->peer_timeout_ms : 10000,
 	    .max_frame = gm_link_mtu(net->link),
