@@ -40,6 +40,7 @@ struct gm_buf {
 	uint32_t seq;
 	uint32_t len; /* bytes from the Ethernet header on */
 	bool sent, sacked, fast_done;
+	bool resent; /* its acknowledgement says nothing about the round trip (Karn) */
 	uint8_t data[] __attribute__((aligned(16)));
 };
 
@@ -56,6 +57,7 @@ struct gm_peer {
 	uint32_t snd_una, snd_nxt;
 	unsigned peer_wnd;
 	unsigned rto_us;
+	unsigned srtt_us, rttvar_us; /* smoothed round trip and its variation; 0: no sample */
 	uint64_t rto_deadline; /* 0: nothing in flight */
 	uint64_t last_progress;
 	struct gm_buf **txw; /* [seq % window] */
@@ -558,7 +560,39 @@ static void retransmit(struct gm_rel *rel, struct gm_buf *b)
 	if (b->dqi.queued)
 		return;
 	rel->st.retransmits++;
+	b->resent = true;
 	gm_dq_push(&rel->dq, &b->dqi, b->dqi.cls, false);
+}
+
+/*
+ * Round-trip estimate (RFC 6298's smoothing).  FI_GAMMA_RTO is the floor:
+ * the timeout only grows above it when the peer is measurably slow to
+ * answer, as a descheduled process on a loaded host is, so that it is not
+ * flooded with retransmissions of frames it already holds.
+ */
+static void rtt_sample(struct gm_rel *rel, struct gm_peer *pr, uint64_t rtt)
+{
+	unsigned r = rtt > rel->rto_cap_us ? rel->rto_cap_us : (unsigned)rtt;
+
+	if (!pr->srtt_us) {
+		pr->srtt_us = r ? r : 1;
+		pr->rttvar_us = r / 2;
+		return;
+	}
+	unsigned d = r > pr->srtt_us ? r - pr->srtt_us : pr->srtt_us - r;
+	pr->rttvar_us = (3 * pr->rttvar_us + d) / 4;
+	pr->srtt_us = (7 * pr->srtt_us + r) / 8;
+	if (!pr->srtt_us)
+		pr->srtt_us = 1;
+}
+
+static unsigned peer_rto(const struct gm_rel *rel, const struct gm_peer *pr)
+{
+	uint64_t rto = (uint64_t)pr->srtt_us + 4ull * pr->rttvar_us;
+
+	if (rto < rel->cfg.rto_us)
+		rto = rel->cfg.rto_us;
+	return rto > rel->rto_cap_us ? rel->rto_cap_us : (unsigned)rto;
 }
 
 static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, unsigned wnd,
@@ -576,11 +610,13 @@ static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, un
 
 		pr->txw[SLOT(rel, pr->snd_una)] = NULL;
 		pr->snd_una++;
+		if (b->sent && !b->resent && now >= b->tx_time)
+			rtt_sample(rel, pr, now - b->tx_time);
 		buf_put(rel, b);
 		if (ops->acked)
 			ops->acked(pctx, pr, cookie);
 	}
-	pr->rto_us = rel->cfg.rto_us;
+	pr->rto_us = peer_rto(rel, pr);
 	pr->last_progress = now;
 	if (pr->snd_una != pr->snd_nxt && pr->txw[SLOT(rel, pr->snd_una)]->sent) {
 		pr->rto_deadline = now + pr->rto_us;
