@@ -50,7 +50,7 @@ static void gm_params_define(void)
 	fi_param_define(&gm_prov, "window", FI_PARAM_INT,
 			"Frames in flight per peer before the sender waits for acks (default: 1024)");
 	fi_param_define(&gm_prov, "rto", FI_PARAM_INT,
-			"Initial retransmission timeout in microseconds (default: 2000)");
+			"Retransmission timeout floor in microseconds; above it the timeout follows the measured round trip (default: 2000)");
 	fi_param_define(&gm_prov, "peer_timeout", FI_PARAM_INT,
 			"Milliseconds without an ack before a peer is declared dead and its "
 			"operations complete with FI_EIO (default: 10000)");
