@@ -42,7 +42,7 @@ case $np in '' | *[!0-9]*) die "--np: not a number: $np" ;; esac
 case $tmo in '' | *[!0-9]*) die "--timeout: not a number: $tmo" ;; esac
 command -v "$mpirun" >/dev/null || die "launcher not found: $mpirun"
 for p in $only; do
-	[ -x "$bindir/$p" ] || die "$bindir/$p is not built (run make check or tests/mpi/build)"
+	[ -x "$bindir/$p" ] || die "$bindir/$p is not built (run make check or tests/mpi/build, or give --bindir)"
 done
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
