@@ -5,6 +5,7 @@
 #                     [--only "p2p storm ..."] [--] MPIRUN-ARGS...
 #   --np N       ranks (default 2)
 #   --quick      skip the 256 MiB case and shorten storms (target: < 2 min on 2 ranks)
+#   --huge-mib N size of p2p's huge case in MiB (default 256; 0 skips it)
 #   --timeout S  per-program limit in seconds (default 300, 120 with --quick)
 #   --bindir D   where the built programs are (default: this script's directory;
 #                use tests/mpi/mpich for the MPICH build)
@@ -19,7 +20,7 @@
 # Prints PASS/FAIL per program, then "N passed, N failed"; exits 1 if any failed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-np=2 quick=0 tmo="" bindir=$here mpirun=mpirun allow_hang=0 grace=15
+np=2 quick=0 huge="" tmo="" bindir=$here mpirun=mpirun allow_hang=0 grace=15
 only="p2p datatypes matching collectives comms onesided storm"
 
 die() { echo "run-suite.sh: $*" >&2; exit 2; }
@@ -27,6 +28,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--np) [ $# -ge 2 ] || die "--np needs a value"; np=$2; shift 2 ;;
 	--quick) quick=1; shift ;;
+	--huge-mib) [ $# -ge 2 ] || die "--huge-mib needs a value"; huge=$2; shift 2 ;;
 	--timeout) [ $# -ge 2 ] || die "--timeout needs a value"; tmo=$2; shift 2 ;;
 	--bindir) [ $# -ge 2 ] || die "--bindir needs a value"; bindir=$2; shift 2 ;;
 	--mpirun) [ $# -ge 2 ] || die "--mpirun needs a value"; mpirun=$2; shift 2 ;;
@@ -42,7 +44,7 @@ case $np in '' | *[!0-9]*) die "--np: not a number: $np" ;; esac
 case $tmo in '' | *[!0-9]*) die "--timeout: not a number: $tmo" ;; esac
 command -v "$mpirun" >/dev/null || die "launcher not found: $mpirun"
 for p in $only; do
-	[ -x "$bindir/$p" ] || die "$bindir/$p is not built (run make check or tests/mpi/build)"
+	[ -x "$bindir/$p" ] || die "$bindir/$p is not built (run make check or tests/mpi/build, or give --bindir)"
 done
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -58,6 +60,10 @@ done
 
 progargs=()
 [ $quick = 1 ] && progargs+=(--quick)
+if [ -n "$huge" ]; then
+	case $huge in *[!0-9]*) die "--huge-mib: not a number: $huge" ;; esac
+	progargs+=(--huge-mib "$huge")
+fi
 
 log=$(mktemp -d "${TMPDIR:-/tmp}/gm-mpi-suite.XXXXXX")
 trap 'rm -rf "$log"' EXIT

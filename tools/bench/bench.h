@@ -101,6 +101,9 @@ static const char *bench_mpi_name(void)
 	char *nl = strpbrk(lib, ",\n");
 	if (nl)
 		*nl = 0;
+	for (char *t = lib; *t; t++) /* MPICH: "MPICH Version:\t4.0.2" */
+		if (*t == '\t')
+			*t = ' ';
 	return lib;
 }
 
