@@ -138,62 +138,6 @@ void gm_cts_hdr_decode(const void *buf, struct gm_cts_hdr *c)
 	c->len = be64toh(w.len);
 }
 
-/* Software CRC-32C, one table, for CPUs without SSE4.2. */
-static uint32_t crc32c_table[256];
-
-static void crc32c_table_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82F63B78u & -(c & 1));
-		crc32c_table[i] = c;
-	}
-}
-
-static uint32_t crc32c_sw(uint32_t crc, const uint8_t *p, size_t len)
-{
-	static int ready;
-
-	if (!ready) {
-		crc32c_table_init();
-		ready = 1;
-	}
-	while (len--)
-		crc = crc32c_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return crc;
-}
-
-#if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const uint8_t *p,
-							      size_t len)
-{
-	uint64_t c = crc;
-
-	while (len >= 8) {
-		uint64_t v;
-		memcpy(&v, p, 8);
-		c = __builtin_ia32_crc32di(c, v);
-		p += 8;
-		len -= 8;
-	}
-	crc = (uint32_t)c;
-	while (len--)
-		crc = __builtin_ia32_crc32qi(crc, *p++);
-	return crc;
-}
-#endif
-
-uint32_t gm_crc32c(uint32_t crc, const void *buf, size_t len)
-{
-	crc = ~crc;
-#if defined(__x86_64__)
-	if (__builtin_cpu_supports("sse4.2"))
-		return ~crc32c_hw(crc, buf, len);
-#endif
-	return ~crc32c_sw(crc, buf, len);
-}
-
 #define GM_CSUM_OFF offsetof(struct gm_hdr, csum)
 
 static uint32_t frame_crc(const void *frame, size_t len)

@@ -120,6 +120,7 @@ void gm_cts_hdr_decode(const void *buf, struct gm_cts_hdr *c);
 
 /* CRC-32C (Castagnoli), hardware-accelerated where the CPU has it. */
 uint32_t gm_crc32c(uint32_t crc, const void *buf, size_t len);
+uint32_t gm_crc32c_reference(uint32_t crc, const void *buf, size_t len); /* slow, for tests */
 /* Seal an encoded frame (starting at gm_hdr) by filling in csum. */
 void gm_frame_seal(void *frame, size_t len);
 /* 0 if the sealed frame's checksum holds, GM_WIRE_ECSUM otherwise. */

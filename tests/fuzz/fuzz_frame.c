@@ -11,7 +11,7 @@
  * AddressSanitizer sees any byte written past a posted buffer; every
  * object is torn down after each input, so LeakSanitizer sees leaks.
  *
- * Linked here from the provider: gm_wire.c gm_rel.c gm_dq.c gm_match.c
+ * Linked here from the provider: gm_wire.c gm_crc.c gm_rel.c gm_dq.c gm_match.c
  * gm_msg.c.  This file supplies the few functions of the rest of the
  * provider that gm_msg.c calls (the CQ, counters, AV lookup, the net's
  * MTU), as small checked fakes.
