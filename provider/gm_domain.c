@@ -91,13 +91,18 @@ void gm_domain_progress(struct gm_domain *dom)
 	domain_progress(dom);
 }
 
-/* Called with the lock held; drops it while blocked. */
+/*
+ * Called with the lock held; drops it while blocked, when the progress
+ * thread may run: only the poll itself happens unlocked.
+ */
 int gm_domain_wait(struct gm_domain *dom, int timeout_ms)
 {
+	struct gm_net_waitset ws;
 	int ret;
 
+	gm_net_wait_prepare(dom->net, timeout_ms, &ws);
 	pthread_mutex_unlock(&dom->lock);
-	ret = gm_net_wait(dom->net, timeout_ms);
+	ret = gm_net_wait_block(&ws);
 	pthread_mutex_lock(&dom->lock);
 	return ret;
 }

@@ -168,36 +168,47 @@ int gm_net_timeout_ms(const struct gm_net *net)
 	return deadline <= now ? 0 : (int)((deadline - now + 999) / 1000);
 }
 
-int gm_net_wait(struct gm_net *net, int timeout_ms)
+void gm_net_wait_prepare(struct gm_net *net, int timeout_ms, struct gm_net_waitset *ws)
 {
-	struct pollfd pfd[3] = {{.fd = gm_link_rx_fd(net->link), .events = POLLIN}};
-	struct timespec ts, *tsp = NULL;
 	uint64_t now = now_us(), deadline;
-	nfds_t nfds = 1;
-	int rc;
 
 	gm_rel_flush(net->rel, now);
 	deadline = gm_rel_next_deadline(net->rel);
 	if (timeout_ms >= 0 && now + (uint64_t)timeout_ms * 1000 < deadline)
 		deadline = now + (uint64_t)timeout_ms * 1000;
-	if (deadline != UINT64_MAX) {
+	ws->bounded = deadline != UINT64_MAX;
+	if (ws->bounded) {
 		uint64_t d = deadline > now ? deadline - now : 0;
 
-		ts.tv_sec = (time_t)(d / 1000000);
-		ts.tv_nsec = (long)(d % 1000000) * 1000;
-		tsp = &ts;
+		ws->ts.tv_sec = (time_t)(d / 1000000);
+		ws->ts.tv_nsec = (long)(d % 1000000) * 1000;
 	}
+	ws->pfd[0] = (struct pollfd){.fd = gm_link_rx_fd(net->link), .events = POLLIN};
+	ws->nfds = 1;
 	if (gm_rel_queued(net->rel)) { /* the kernel refused frames: wait for room */
-		pfd[1] = (struct pollfd){.fd = gm_link_tx_fd(net->link, GM_CLASS_HIGH),
-		                         .events = POLLOUT};
-		pfd[2] = (struct pollfd){.fd = gm_link_tx_fd(net->link, GM_CLASS_LOW),
-		                         .events = POLLOUT};
-		nfds = 3;
+		ws->pfd[1] = (struct pollfd){.fd = gm_link_tx_fd(net->link, GM_CLASS_HIGH),
+		                             .events = POLLOUT};
+		ws->pfd[2] = (struct pollfd){.fd = gm_link_tx_fd(net->link, GM_CLASS_LOW),
+		                             .events = POLLOUT};
+		ws->nfds = 3;
 	}
-	rc = ppoll(pfd, nfds, tsp, NULL);
+}
+
+int gm_net_wait_block(struct gm_net_waitset *ws)
+{
+	int rc = ppoll(ws->pfd, ws->nfds, ws->bounded ? &ws->ts : NULL, NULL);
+
 	if (rc < 0)
 		return errno == EINTR ? 0 : -errno;
 	return rc;
+}
+
+int gm_net_wait(struct gm_net *net, int timeout_ms)
+{
+	struct gm_net_waitset ws;
+
+	gm_net_wait_prepare(net, timeout_ms, &ws);
+	return gm_net_wait_block(&ws);
 }
 
 int gm_net_fd(const struct gm_net *net)

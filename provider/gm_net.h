@@ -25,10 +25,12 @@
 #ifndef GM_NET_H
 #define GM_NET_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "gm_wire.h"
 
@@ -101,7 +103,22 @@ int gm_net_progress(struct gm_net *net);
 int gm_net_flush(struct gm_net *net);
 /* Milliseconds until a timer (retransmission, delayed ack) needs progress; -1: none. */
 int gm_net_timeout_ms(const struct gm_net *net);
-/* Block up to timeout_ms (-1: forever) until progress may do something. */
+/*
+ * Blocking, in two halves so that a caller serializing the net under a lock
+ * can drop the lock while blocked: gm_net_wait_prepare (under the lock)
+ * transmits what is queued and fills *ws with what to wait for and how long;
+ * gm_net_wait_block touches only *ws, never the net.  Wait up to timeout_ms
+ * (-1: forever) until progress may do something.
+ */
+struct gm_net_waitset {
+	struct pollfd pfd[3];
+	nfds_t nfds;
+	bool bounded;
+	struct timespec ts;
+};
+void gm_net_wait_prepare(struct gm_net *net, int timeout_ms, struct gm_net_waitset *ws);
+int gm_net_wait_block(struct gm_net_waitset *ws);
+/* Both halves, for single-threaded callers. */
 int gm_net_wait(struct gm_net *net, int timeout_ms);
 /* A descriptor that polls readable when gm_net_progress has work. */
 int gm_net_fd(const struct gm_net *net);

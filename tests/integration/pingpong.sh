@@ -93,6 +93,21 @@ grep -q "server: verified every byte of $srv_msgs messages ($srv_bytes bytes)" "
 grep -Eq '^ +1048576 +[0-9.]+$' "$work/sweep.cli" || fail "no 1 MiB result row"
 echo "ok: $prov sweep verified ($srv_msgs + $cli_msgs messages)"
 
+# Blocking waits (fi_cq_sread) while streaming: the application sleeps in the
+# provider's wait, so the provider's progress thread runs beside it.  Once, the
+# wait path transmitted outside the domain lock and this run lost frames, saw
+# bad checksums and declared the peer dead.
+ip -n "$nsa" link set "$va" mtu 9000 && ip -n "$nsb" link set "$vb" mtu 9000 ||
+	fail "cannot set MTU 9000"
+run blocking -- --tests bw --bw-sizes 1M --bw-iters 20 --window 64 --reps 1 --wait
+[ "$cli_rc" -eq 0 ] && [ "$srv_rc" -eq 0 ] ||
+	fail "blocking stream: client exited $cli_rc, server $srv_rc"
+got=$(sed -nE 's/.*server: verified every byte of [0-9]+ messages \(([0-9]+) bytes\).*/\1/p' \
+	"$work/blocking.srv")
+[ "${got:-0}" -ge $((20 * 64 * 1048576)) ] ||
+	fail "blocking stream: the server verified ${got:-no} bytes, want at least 1280 MiB"
+echo "ok: a stream with blocking waits verified"
+
 # A byte flipped on the receive side must fail both sides, with status 3.
 run corrupt -- --tests lat --sizes 8 --iters 5 --warmup 1 --reps 1 --wait --selftest-corrupt
 [ "$srv_rc" -eq 3 ] && [ "$cli_rc" -eq 3 ] ||
