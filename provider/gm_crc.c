@@ -103,33 +103,74 @@ static inline CLMUL __m128i kvec(int i)
 	return _mm_set_epi64x((long long)fold_k[i][1], (long long)fold_k[i][0]);
 }
 
-#define LOAD(p) _mm_loadu_si128((const __m128i *)(p))
+#define LOAD(p)     _mm_loadu_si128((const __m128i *)(p))
+#define STORE(p, v) _mm_storeu_si128((__m128i *)(p), v)
 
-/* len >= 64 */
-static CLMUL uint32_t crc_clmul(uint32_t crc, const uint8_t *p, size_t len)
+/*
+ * len >= 64.  With dst, also copies src to dst in the same pass: a sender
+ * then reads a user buffer from memory once, not once to copy it and once
+ * to checksum it.
+ */
+static inline __attribute__((always_inline)) CLMUL uint32_t crc_clmul(uint32_t crc, uint8_t *dst,
+                                                                      const uint8_t *p, size_t len)
 {
 	__m128i a0 = LOAD(p), a1 = LOAD(p + 16), a2 = LOAD(p + 32), a3 = LOAD(p + 48);
 	const __m128i k512 = kvec(0), k128 = kvec(3);
 	uint8_t last[16];
 
+	if (dst) {
+		STORE(dst, a0);
+		STORE(dst + 16, a1);
+		STORE(dst + 32, a2);
+		STORE(dst + 48, a3);
+		dst += 64;
+	}
 	/* Starting from register c equals starting from 0 with c xored into
 	 * the first four bytes. */
 	a0 = _mm_xor_si128(a0, _mm_cvtsi32_si128((int)crc));
 	p += 64;
 	len -= 64;
 	for (; len >= 64; p += 64, len -= 64) {
-		a0 = _mm_xor_si128(fold(a0, k512), LOAD(p));
-		a1 = _mm_xor_si128(fold(a1, k512), LOAD(p + 16));
-		a2 = _mm_xor_si128(fold(a2, k512), LOAD(p + 32));
-		a3 = _mm_xor_si128(fold(a3, k512), LOAD(p + 48));
+		__m128i b0 = LOAD(p), b1 = LOAD(p + 16), b2 = LOAD(p + 32), b3 = LOAD(p + 48);
+
+		if (dst) {
+			STORE(dst, b0);
+			STORE(dst + 16, b1);
+			STORE(dst + 32, b2);
+			STORE(dst + 48, b3);
+			dst += 64;
+		}
+		a0 = _mm_xor_si128(fold(a0, k512), b0);
+		a1 = _mm_xor_si128(fold(a1, k512), b1);
+		a2 = _mm_xor_si128(fold(a2, k512), b2);
+		a3 = _mm_xor_si128(fold(a3, k512), b3);
 	}
 	a3 = _mm_xor_si128(a3, fold(a0, kvec(1)));
 	a3 = _mm_xor_si128(a3, fold(a1, kvec(2)));
 	a3 = _mm_xor_si128(a3, fold(a2, k128));
-	for (; len >= 16; p += 16, len -= 16)
-		a3 = _mm_xor_si128(fold(a3, k128), LOAD(p));
+	for (; len >= 16; p += 16, len -= 16) {
+		__m128i b = LOAD(p);
+
+		if (dst) {
+			STORE(dst, b);
+			dst += 16;
+		}
+		a3 = _mm_xor_si128(fold(a3, k128), b);
+	}
+	if (dst)
+		memcpy(dst, p, len);
 	_mm_storeu_si128((__m128i *)last, a3);
 	return crc_hw(crc_hw(0, last, sizeof(last)), p, len);
+}
+
+static CLMUL uint32_t crc_clmul_only(uint32_t crc, const uint8_t *p, size_t len)
+{
+	return crc_clmul(crc, NULL, p, len);
+}
+
+static CLMUL uint32_t crc_clmul_copy(uint32_t crc, uint8_t *dst, const uint8_t *p, size_t len)
+{
+	return crc_clmul(crc, dst, p, len);
 }
 #endif
 
@@ -139,11 +180,23 @@ uint32_t gm_crc32c(uint32_t crc, const void *buf, size_t len)
 	crc = ~crc;
 #if defined(__x86_64__)
 	if (have_clmul && len >= 64)
-		return ~crc_clmul(crc, buf, len);
+		return ~crc_clmul_only(crc, buf, len);
 	if (have_hw)
 		return ~crc_hw(crc, buf, len);
 #endif
 	return ~crc_sw(crc, buf, len);
+}
+
+uint32_t gm_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
+{
+	pthread_once(&tables_once, tables_init);
+#if defined(__x86_64__)
+	if (have_clmul && len >= 64)
+		return ~crc_clmul_copy(~crc, dst, src, len);
+#endif
+	if (len)
+		memcpy(dst, src, len);
+	return gm_crc32c(crc, dst, len);
 }
 
 /* For the unit tests: the byte-at-a-time reference. */

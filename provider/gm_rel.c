@@ -42,7 +42,8 @@ struct gm_buf {
 	void *cookie;
 	uint64_t tx_time;
 	uint32_t seq;
-	uint32_t len; /* bytes from the Ethernet header on */
+	uint32_t len;      /* bytes from the Ethernet header on */
+	uint32_t body_crc; /* transmit: the body's part of the checksum (gm_wire.h) */
 	bool sent, sacked, fast_done;
 	bool resent; /* its acknowledgement says nothing about the round trip (Karn) */
 	uint8_t data[] __attribute__((aligned(16)));
@@ -493,12 +494,10 @@ int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t th
 	                  .len = (uint16_t)body,
 	              });
 	p = b->data + ETH_HLEN + HDR_LEN;
-	if (thdr_len)
-		memcpy(p, thdr, thdr_len);
+	b->body_crc = gm_crc32c_copy(0, p, thdr, thdr_len);
 	p += thdr_len;
 	for (size_t i = 0; i < iov_cnt; i++) {
-		if (iov[i].iov_len)
-			memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		b->body_crc = gm_crc32c_copy(b->body_crc, p, iov[i].iov_base, iov[i].iov_len);
 		p += iov[i].iov_len;
 	}
 	peer->txw[SLOT(rel, b->seq)] = b;
@@ -1014,7 +1013,7 @@ int gm_rel_flush(struct gm_rel *rel, uint64_t now)
 			int c = it->cls ? 1 : 0;
 
 			stamp_ack(rel, pr, b->data + ETH_HLEN);
-			gm_frame_seal(b->data + ETH_HLEN, b->len - ETH_HLEN);
+			gm_frame_seal_body(b->data + ETH_HLEN, b->body_crc);
 			b->sent = true;
 			b->tx_time = now;
 			if (!pr->rto_deadline) {

@@ -140,28 +140,41 @@ void gm_cts_hdr_decode(const void *buf, struct gm_cts_hdr *c)
 
 #define GM_CSUM_OFF offsetof(struct gm_hdr, csum)
 
-static uint32_t frame_crc(const void *frame, size_t len)
+/* The header part of the checksum, after the body's CRC. */
+static uint32_t hdr_crc(const void *frame, uint32_t body_crc)
 {
-	static const uint8_t zero[4];
-	uint32_t c = gm_crc32c(0, frame, GM_CSUM_OFF);
+	uint8_t h[sizeof(struct gm_hdr)];
 
-	c = gm_crc32c(c, zero, sizeof(zero));
-	return gm_crc32c(c, (const uint8_t *)frame + GM_CSUM_OFF + 4, len - GM_CSUM_OFF - 4);
+	memcpy(h, frame, sizeof(h));
+	memset(h + GM_CSUM_OFF, 0, 4);
+	return gm_crc32c(body_crc, h, sizeof(h));
 }
 
-void gm_frame_seal(void *frame, size_t len)
+void gm_frame_seal_body(void *frame, uint32_t body_crc)
 {
-	uint32_t c = htobe32(frame_crc(frame, len));
+	uint32_t c = htobe32(hdr_crc(frame, body_crc));
 
 	memcpy((uint8_t *)frame + GM_CSUM_OFF, &c, 4);
 }
 
+void gm_frame_seal(void *frame, size_t len)
+{
+	const uint8_t *f = frame;
+
+	gm_frame_seal_body(frame,
+			   gm_crc32c(0, f + sizeof(struct gm_hdr), len - sizeof(struct gm_hdr)));
+}
+
 int gm_frame_check(const void *frame, size_t len)
 {
+	const uint8_t *f = frame;
 	uint32_t want;
 
 	if (len < sizeof(struct gm_hdr))
 		return GM_WIRE_ESHORT;
-	memcpy(&want, (const uint8_t *)frame + GM_CSUM_OFF, 4);
-	return be32toh(want) == frame_crc(frame, len) ? GM_WIRE_OK : GM_WIRE_ECSUM;
+	memcpy(&want, f + GM_CSUM_OFF, 4);
+	return be32toh(want) == hdr_crc(frame, gm_crc32c(0, f + sizeof(struct gm_hdr),
+								len - sizeof(struct gm_hdr)))
+		       ? GM_WIRE_OK
+		       : GM_WIRE_ECSUM;
 }

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GM_WIRE_VERSION 1
+#define GM_WIRE_VERSION 2 /* 2: checksum over body, then header */
 #define GM_ETHERTYPE_DEFAULT 0x88B5
 #define GM_ETH_HLEN 14
 
@@ -118,10 +118,25 @@ void gm_frag_hdr_decode(const void *buf, struct gm_frag_hdr *f);
 void gm_cts_hdr_encode(void *buf, const struct gm_cts_hdr *c);
 void gm_cts_hdr_decode(const void *buf, struct gm_cts_hdr *c);
 
-/* CRC-32C (Castagnoli), hardware-accelerated where the CPU has it. */
+/*
+ * CRC-32C (Castagnoli), hardware-accelerated where the CPU has it; chains:
+ * gm_crc32c(gm_crc32c(0, a), b) is the CRC of a followed by b.
+ * gm_crc32c_copy also copies len bytes from src to dst (not overlapping).
+ */
 uint32_t gm_crc32c(uint32_t crc, const void *buf, size_t len);
+uint32_t gm_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len);
 uint32_t gm_crc32c_reference(uint32_t crc, const void *buf, size_t len); /* slow, for tests */
-/* Seal an encoded frame (starting at gm_hdr) by filling in csum. */
+
+/*
+ * The frame checksum, gm_hdr.csum: CRC-32C of the body (the h.len bytes
+ * after struct gm_hdr) followed by struct gm_hdr with csum = 0.  Body
+ * first, so that a sender checksums the body once, while copying it in,
+ * and sealing (again on every retransmission, since the piggy-backed ack
+ * changes) costs only the 32 header bytes: gm_frame_seal_body takes that
+ * body CRC (gm_crc32c chain from 0 over the body).
+ */
+void gm_frame_seal_body(void *frame, uint32_t body_crc);
+/* Seal an encoded frame (starting at gm_hdr, len bytes) by filling in csum. */
 void gm_frame_seal(void *frame, size_t len);
 /* 0 if the sealed frame's checksum holds, GM_WIRE_ECSUM otherwise. */
 int gm_frame_check(const void *frame, size_t len);

@@ -557,7 +557,7 @@ Test(rel, malformed_frames_are_counted_and_dropped)
 	cr_assert_eq(st->bad_hdr + st->bad_csum, len);
 	cr_assert_gt(st->bad_hdr, 0);
 
-	craft(f, &len, 100, 0xC0FFEE, 2);
+	craft(f, &len, 100, 0xC0FFEE, GM_WIRE_VERSION + 1);
 	gm_rel_input(a.rel, f, len, 0);
 	cr_assert_eq(st->bad_version, 1);
 

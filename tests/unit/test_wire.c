@@ -69,7 +69,7 @@ Test(wire, rejects_malformed_headers)
 	cr_assert_eq(gm_hdr_decode(buf, sizeof(struct gm_hdr) - 1, &d), GM_WIRE_ESHORT);
 	cr_assert_eq(gm_hdr_decode(buf, sizeof(buf) - 1, &d), GM_WIRE_ELEN);
 
-	h.version = 2;
+	h.version = GM_WIRE_VERSION + 1;
 	gm_hdr_encode(buf, &h);
 	cr_assert_eq(gm_hdr_decode(buf, sizeof(buf), &d), GM_WIRE_EVERSION);
 
@@ -121,6 +121,27 @@ Test(wire, crc32c_folded_equals_reference)
 				     off);
 		}
 	cr_assert_eq(gm_crc32c_reference(0, "123456789", 9), 0xE3069283u);
+}
+
+/* The fused copy: same CRC, every byte copied, nothing written beyond. */
+Test(wire, crc32c_copy_copies_exactly)
+{
+	static uint8_t src[5000], dst[5000 + 64];
+
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 131 + 7);
+	for (size_t len = 0; len <= 4900; len += len < 300 ? 1 : 37)
+		for (size_t off = 0; off < 4; off++) {
+			memset(dst, 0xA5, sizeof(dst));
+			uint32_t c = gm_crc32c_copy(7, dst + off, src + off, len);
+
+			cr_assert_eq(c, gm_crc32c_reference(7, src + off, len), "len %zu", len);
+			cr_assert_eq(memcmp(dst + off, src + off, len), 0, "len %zu", len);
+			for (size_t i = 0; i < off; i++)
+				cr_assert_eq(dst[i], 0xA5);
+			for (size_t i = off + len; i < sizeof(dst); i++)
+				cr_assert_eq(dst[i], 0xA5, "len %zu: byte %zu written", len, i);
+		}
 }
 
 Test(wire, seal_detects_every_single_bit_flip)
