@@ -28,6 +28,8 @@ BEGIN_C_DECLS
 #define GAMMA_FLUSH_SECONDS 2.0
 /* Receive buffers posted per module; each holds one whole BTL fragment. */
 #define GAMMA_RX_POSTED 64
+/* Payload capacity of the small send frags (headers, small messages). */
+#define GAMMA_SMALL_FRAG 4096
 
 /* Precedes every message on the wire: the BTL tag travels in-band so any
  * FI_MSG provider works; 8 bytes keep the PML header 8-byte aligned. */
@@ -91,7 +93,7 @@ typedef struct mca_btl_gamma_module_t {
 	size_t addrlen;
 	size_t inject_size;
 
-	opal_free_list_t eager_frags; /* gamma_hdr + eager_limit */
+	opal_free_list_t small_frags; /* gamma_hdr + GAMMA_SMALL_FRAG */
 	opal_free_list_t max_frags;   /* gamma_hdr + max_send_size */
 	struct gamma_pool_ctx pool_ctx[2];
 	struct gamma_rxbuf rx[GAMMA_RX_POSTED];
@@ -119,9 +121,15 @@ typedef struct mca_btl_base_endpoint_t mca_btl_gamma_endpoint_t;
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
 OBJ_CLASS_DECLARATION(mca_btl_gamma_endpoint_t);
 
+/*
+ * segment[0] is in the frag's own buffer, right after the wire header: the
+ * PML's header and, when packed, its data.  segment[1], when the
+ * descriptor has two, is contiguous user data sent in place (prepare_src):
+ * the provider copies it straight from the user's buffer.
+ */
 typedef struct mca_btl_gamma_frag_t {
 	mca_btl_base_descriptor_t base;
-	mca_btl_base_segment_t segment;
+	mca_btl_base_segment_t segment[2];
 	struct gamma_ctx ctx;
 	mca_btl_gamma_module_t *module;
 	mca_btl_gamma_endpoint_t *endpoint;
@@ -131,6 +139,13 @@ typedef struct mca_btl_gamma_frag_t {
 	bool callback_owed;    /* send returned 0: des_cbfunc runs on completion */
 } mca_btl_gamma_frag_t;
 OBJ_CLASS_DECLARATION(mca_btl_gamma_frag_t);
+
+/* Bytes after the wire header, over both segments. */
+static inline size_t gamma_frag_len(const mca_btl_gamma_frag_t *frag)
+{
+	return frag->segment[0].seg_len +
+	       (frag->base.des_segment_count > 1 ? frag->segment[1].seg_len : 0);
+}
 
 /* Per-module state kept in a modex record, one record per module. */
 struct gamma_modex_addr {

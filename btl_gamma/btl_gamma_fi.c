@@ -389,9 +389,14 @@ ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag)
 
 	ssize_t rc;
 
+	struct iovec iov[2] = {
+		{frag->hdr, sizeof(struct gamma_hdr) + frag->segment[0].seg_len},
+		{frag->segment[1].seg_addr.pval, frag->segment[1].seg_len},
+	};
+
 	frag->ctx.kind = GAMMA_CTX_SEND;
-	rc = fi_send(m->ep, frag->hdr, sizeof(struct gamma_hdr) + frag->segment.seg_len, NULL,
-		     frag->endpoint->fi_addr, &frag->ctx.fi);
+	rc = fi_sendv(m->ep, iov, NULL, frag->base.des_segment_count, frag->endpoint->fi_addr,
+		      &frag->ctx.fi);
 	if (rc == 0)
 		m->inflight++;
 	return rc;

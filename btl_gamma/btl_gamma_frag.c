@@ -9,7 +9,7 @@
 
 static void frag_construct(mca_btl_gamma_frag_t *frag)
 {
-	frag->base.des_segments = &frag->segment;
+	frag->base.des_segments = frag->segment;
 	frag->base.des_segment_count = 1;
 	frag->endpoint = NULL;
 	frag->callback_owed = false;
@@ -27,8 +27,8 @@ static int frag_init(opal_free_list_item_t *item, void *arg)
 	frag->pool = ctx->pool;
 	frag->capacity = ctx->capacity;
 	frag->hdr = item->ptr;
-	frag->segment.seg_addr.pval = (uint8_t *)item->ptr + sizeof(struct gamma_hdr);
-	frag->segment.seg_len = 0;
+	frag->segment[0].seg_addr.pval = (uint8_t *)item->ptr + sizeof(struct gamma_hdr);
+	frag->segment[0].seg_len = 0;
 	return OPAL_SUCCESS;
 }
 
@@ -53,7 +53,10 @@ int gamma_frag_pools_init(mca_btl_gamma_module_t *m)
 		(sizeof(struct gamma_hdr) + m->super.btl_max_send_size + 63) & ~(size_t)63;
 	struct gamma_pool_ctx *ctx = m->pool_ctx;
 
-	if (pool_init(m, &m->eager_frags, m->super.btl_eager_limit, &ctx[0]) ||
+	size_t small = GAMMA_SMALL_FRAG < m->super.btl_max_send_size ? GAMMA_SMALL_FRAG
+								     : m->super.btl_max_send_size;
+
+	if (pool_init(m, &m->small_frags, small, &ctx[0]) ||
 	    pool_init(m, &m->max_frags, m->super.btl_max_send_size, &ctx[1]))
 		return OPAL_ERR_OUT_OF_RESOURCE;
 
@@ -69,7 +72,7 @@ int gamma_frag_pools_init(mca_btl_gamma_module_t *m)
 
 void gamma_frag_pools_fini(mca_btl_gamma_module_t *m)
 {
-	OBJ_DESTRUCT(&m->eager_frags);
+	OBJ_DESTRUCT(&m->small_frags);
 	OBJ_DESTRUCT(&m->max_frags);
 	free(m->rx_block);
 	m->rx_block = NULL;
@@ -80,8 +83,8 @@ mca_btl_gamma_frag_t *gamma_frag_get(mca_btl_gamma_module_t *m, size_t size)
 	opal_free_list_t *fl;
 	mca_btl_gamma_frag_t *frag;
 
-	if (size <= m->super.btl_eager_limit)
-		fl = &m->eager_frags;
+	if (size <= m->pool_ctx[0].capacity)
+		fl = &m->small_frags;
 	else if (size <= m->super.btl_max_send_size)
 		fl = &m->max_frags;
 	else
@@ -89,7 +92,9 @@ mca_btl_gamma_frag_t *gamma_frag_get(mca_btl_gamma_module_t *m, size_t size)
 	frag = (mca_btl_gamma_frag_t *)opal_free_list_get(fl);
 	if (!frag)
 		return NULL;
-	frag->segment.seg_len = size;
+	frag->segment[0].seg_len = size;
+	frag->segment[1].seg_len = 0;
+	frag->base.des_segment_count = 1;
 	frag->base.des_flags = 0;
 	frag->base.des_cbfunc = NULL;
 	frag->base.des_cbdata = NULL;

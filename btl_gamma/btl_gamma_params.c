@@ -75,7 +75,7 @@ int gamma_params_register(void)
 	t->btl_eager_limit = 65536;
 	t->btl_rndv_eager_limit = 65536;
 	t->btl_max_send_size = 65536;
-	t->btl_flags = MCA_BTL_FLAGS_SEND;
+	t->btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SEND_INPLACE;
 	/* The base registers latency and bandwidth only for BTLs with put. */
 	t->btl_latency = 10;
 	t->btl_bandwidth = 1000;

@@ -37,7 +37,13 @@ int gamma_free(mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
 	return OPAL_SUCCESS;
 }
 
-/* Copy up to *size bytes of user data behind `reserve` bytes for the PML. */
+/*
+ * Up to *size bytes of user data behind `reserve` bytes for the PML.
+ * Contiguous data larger than an inject stays where it is (segment[1]): the
+ * provider copies it from the user's buffer once, while checksumming it,
+ * and the PML keeps the buffer until the completion callback.  Anything
+ * else is packed into the frag.
+ */
 mca_btl_base_descriptor_t *gamma_prepare_src(mca_btl_base_module_t *btl,
 					     mca_btl_base_endpoint_t *endpoint,
 					     struct opal_convertor_t *convertor, uint8_t order,
@@ -48,17 +54,22 @@ mca_btl_base_descriptor_t *gamma_prepare_src(mca_btl_base_module_t *btl,
 	struct iovec iov;
 	uint32_t iov_count = 1;
 	size_t max_data;
+	bool in_place;
 
 	if (reserve > m->super.btl_max_send_size)
 		return NULL;
 	if (reserve + *size > m->super.btl_max_send_size)
 		*size = m->super.btl_max_send_size - reserve;
-	frag = gamma_frag_get(m, reserve + *size);
+	in_place = sizeof(struct gamma_hdr) + reserve + *size > m->inject_size &&
+		   !opal_convertor_need_buffers(convertor);
+	frag = gamma_frag_get(m, reserve + (in_place ? 0 : *size));
 	if (!frag)
 		return NULL;
 	max_data = *size;
 	if (max_data) {
-		iov.iov_base = (uint8_t *)frag->segment.seg_addr.pval + reserve;
+		/* In place, the convertor points iov_base at the user's data. */
+		iov.iov_base = in_place ? NULL
+					: (uint8_t *)frag->segment[0].seg_addr.pval + reserve;
 		iov.iov_len = max_data;
 		if (opal_convertor_pack(convertor, &iov, &iov_count, &max_data) < 0) {
 			gamma_frag_return(frag);
@@ -66,7 +77,14 @@ mca_btl_base_descriptor_t *gamma_prepare_src(mca_btl_base_module_t *btl,
 		}
 	}
 	*size = max_data;
-	frag->segment.seg_len = reserve + max_data;
+	if (in_place && max_data) {
+		frag->segment[0].seg_len = reserve;
+		frag->segment[1].seg_addr.pval = iov.iov_base;
+		frag->segment[1].seg_len = max_data;
+		frag->base.des_segment_count = 2;
+	} else {
+		frag->segment[0].seg_len = reserve + max_data;
+	}
 	frag->base.des_flags = flags;
 	frag->endpoint = endpoint;
 	return &frag->base;
@@ -86,7 +104,7 @@ void gamma_send_complete(mca_btl_gamma_frag_t *frag, int status)
 static void queue_pending(mca_btl_gamma_frag_t *frag)
 {
 	GAMMA_VERBOSE(100, "btl gamma: %s: provider busy, %zu-byte send queued",
-		      frag->module->ifname, (size_t)frag->segment.seg_len);
+		      frag->module->ifname, gamma_frag_len(frag));
 	opal_list_append(&frag->module->pending, &frag->base.super.super);
 }
 
@@ -105,7 +123,7 @@ int gamma_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
 {
 	mca_btl_gamma_module_t *m = to_module(btl);
 	mca_btl_gamma_frag_t *frag = (mca_btl_gamma_frag_t *)des;
-	const size_t total = sizeof(struct gamma_hdr) + frag->segment.seg_len;
+	const size_t total = sizeof(struct gamma_hdr) + gamma_frag_len(frag);
 	ssize_t rc;
 
 	if (endpoint->failed)
@@ -117,7 +135,8 @@ int gamma_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
 		queue_pending(frag);
 		return OPAL_SUCCESS;
 	}
-	if (total <= m->inject_size && !(des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)) {
+	if (total <= m->inject_size && des->des_segment_count == 1 &&
+	    !(des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)) {
 		rc = gamma_fi_inject(m, endpoint, frag->hdr, total);
 		if (rc == 0) {
 			if (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP)
@@ -160,10 +179,10 @@ int gamma_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
 	if (!frag)
 		return OPAL_ERR_RESOURCE_BUSY;
 
-	memcpy(frag->segment.seg_addr.pval, header, header_size);
+	memcpy(frag->segment[0].seg_addr.pval, header, header_size);
 	if (payload_size) {
 		struct iovec iov = {
-			.iov_base = (uint8_t *)frag->segment.seg_addr.pval + header_size,
+			.iov_base = (uint8_t *)frag->segment[0].seg_addr.pval + header_size,
 			.iov_len = payload_size,
 		};
 		uint32_t iov_count = 1;
