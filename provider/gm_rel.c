@@ -32,6 +32,14 @@
  * retransmit fast.
  */
 #define ACK_DELAY_US        100
+/*
+ * When the kernel refuses frames (the socket's send buffer is full: the
+ * link or its qdisc is the bottleneck), a class waits this long before the
+ * next attempt instead of spending a failing syscall on every progress
+ * call.  The send buffer holds hundreds of microseconds of traffic at any
+ * realistic link rate, so the link never runs dry meanwhile.
+ */
+#define TX_BACKOFF_US       20
 #define ACK_EVERY           64
 #define FAST_RETX_DUPTHRESH 3
 
@@ -102,6 +110,7 @@ struct gm_rel {
 	                  seq & (ring - 1) stays contiguous across 2^32 */
 	struct gm_peer *ack_list;
 	unsigned ack_every; /* unacked frames that make an ack due at once */
+	uint64_t tx_backoff[2]; /* per class: no transmit attempt before this time */
 
 	/* buffer pool: chunks of POOL_CHUNK buffers, grown on demand up to cap */
 	struct gm_buf *free;
@@ -1012,6 +1021,10 @@ int gm_rel_flush(struct gm_rel *rel, uint64_t now)
 			struct gm_peer *pr = b->peer;
 			int c = it->cls ? 1 : 0;
 
+			if (now < rel->tx_backoff[c]) {
+				gm_dq_push(&rel->dq, it, it->cls, true);
+				break;
+			}
 			stamp_ack(rel, pr, b->data + ETH_HLEN);
 			gm_frame_seal_body(b->data + ETH_HLEN, b->body_crc);
 			b->sent = true;
@@ -1027,8 +1040,10 @@ int gm_rel_flush(struct gm_rel *rel, uint64_t now)
 		if (!n[0] && !n[1])
 			break;
 		sent = send_batch(rel, GM_CLASS_HIGH, iov[0], bufs[0], n[0], now);
-		if (sent < n[0])
+		if (sent < n[0]) {
 			short_write = true;
+			rel->tx_backoff[0] = now + TX_BACKOFF_US;
+		}
 		for (unsigned i = sent; i < nacks; i++) {
 			/* an ack the link refused: owe it again */
 			rel->st.acks_sent--;
@@ -1037,7 +1052,11 @@ int gm_rel_flush(struct gm_rel *rel, uint64_t now)
 		total += sent;
 		sent = send_batch(rel, GM_CLASS_LOW, iov[1], bufs[1], n[1], now);
 		total += sent;
-		if (short_write || sent < n[1])
+		if (sent < n[1]) {
+			short_write = true;
+			rel->tx_backoff[1] = now + TX_BACKOFF_US;
+		}
+		if (short_write)
 			break;
 	}
 	return total;
