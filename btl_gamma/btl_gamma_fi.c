@@ -132,9 +132,10 @@ static void open_failed(mca_btl_gamma_module_t *m, const char *what, int rc)
 {
 	if (rc == -FI_EPERM || rc == -FI_EACCES)
 		opal_output(0, "btl gamma: %s on interface %s failed: permission denied; gamma "
-			       "sends raw Ethernet frames and needs CAP_NET_RAW, or the gamma-rawd "
-			       "helper (FI_GAMMA_RAWD) allowing this interface in its rawd.conf; "
-			       "using other BTLs",
+			       "sends raw Ethernet frames and needs CAP_NET_RAW: run as root or "
+			       "`setcap cap_net_raw+ep` the program, or let the gamma-rawd helper "
+			       "(FI_GAMMA_RAWD) open the sockets, with this interface allowed in "
+			       "its rawd.conf; using other BTLs",
 			    what, m->ifname);
 	else
 		opal_output(0, "btl gamma: %s on interface %s failed: %s; using other BTLs", what,

@@ -105,9 +105,10 @@ static int offered_domains(char ***out)
 	if (rc && !gamma_have_cap_net_raw()) {
 		opal_output(0, "btl gamma: provider \"gamma\" offers no interface to this process, "
 			       "which lacks CAP_NET_RAW (needed for raw Ethernet frames) and got no "
-			       "socket from the gamma-rawd helper; fix: install gamma-rawd (`make "
-			       "install`, it is setcap'd) and allow this interface in its rawd.conf, "
-			       "or run as root; using other BTLs");
+			       "socket from the gamma-rawd helper; fix: run as root or `setcap "
+			       "cap_net_raw+ep` the program, or install gamma-rawd (`make install` "
+			       "setcaps it) and allow this interface in its rawd.conf; using other "
+			       "BTLs");
 		return rc;
 	}
 	if (rc) {
