@@ -3,10 +3,12 @@
 # over btl gamma on 4 ranks of a 4-node --netns cluster, first under every
 # frame fault at once on the cluster's links (5% loss, 5% duplicates, 1% one-bit
 # corruption, 25% reordered through a slow htb class, by the eBPF program
-# tests/tools/gm-faults.bpf.c at the bridge ports' egress), then CG with one
-# node's link down for 2 s mid-run. Asserts the kernels verify and that the
-# provider's counters (FI_GAMMA_STATS) show retransmits, duplicates, frames
-# out of order and bad checksums where those faults were injected.
+# tests/tools/gm-faults.bpf.c at the bridge ports' egress), then IS and CG with
+# every gamma frame delayed 1 ms +- 0.5 ms by gm-faultwire relays on the node
+# uplinks, then CG with one node's link down for 2 s mid-run. Asserts the
+# kernels verify and that the provider's counters (FI_GAMMA_STATS) show
+# retransmits, duplicates, frames out of order and bad checksums where those
+# faults were injected, and that the relays delayed the ranks' frames.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (bridges, namespaces, tc)"; exit 77; }
@@ -17,7 +19,11 @@ for d in "$PWD/../npb-runs/bin" "$top/npb-runs/bin"; do
 	[ -z "${NPB_BINDIR:-}" ] && [ -x "$d/cg" ] && export NPB_BINDIR=$d
 done
 [ -n "${NPB_BINDIR:-}" ] || { echo "FAIL: NPB kernels not built"; exit 1; }
-timeout -k 10 175 "$top/tools/gamma-faults" --quick --assert --faults "mixed linkdown"
+for f in "$PWD/tools/gm-faultwire" "$top/tests/tools/gm-faultwire"; do
+	[ -z "${FW_BIN:-}" ] && [ -x "$f" ] && export FW_BIN=$f
+done
+[ -n "${FW_BIN:-}" ] || { echo "FAIL: tests/tools/gm-faultwire not built"; exit 1; }
+timeout -k 10 240 "$top/tools/gamma-faults" --quick --assert --faults "mixed delay linkdown"
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || echo "FAIL: tools/gamma-faults --quick exited $rc"
 exit $rc
