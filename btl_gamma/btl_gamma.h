@@ -40,7 +40,7 @@ struct gamma_hdr {
 
 /* FI_CONTEXT mode: the provider owns the fi_context until the completion;
  * kind tells a send fragment from a receive buffer in the CQ. */
-enum gamma_ctx_kind { GAMMA_CTX_SEND = 1, GAMMA_CTX_RECV = 2 };
+enum gamma_ctx_kind { GAMMA_CTX_SEND = 1, GAMMA_CTX_RECV = 2, GAMMA_CTX_WATCH = 3 };
 struct gamma_ctx {
 	struct fi_context fi;
 	enum gamma_ctx_kind kind;
@@ -110,12 +110,23 @@ typedef struct mca_btl_gamma_module_t {
 	bool enabled;
 } mca_btl_gamma_module_t;
 
+/*
+ * Every endpoint keeps a "watch" posted: a zero-byte tagged receive directed
+ * at the peer, with a tag nobody sends.  It never matches; gamma fails it
+ * with FI_EIO when the peer stops acknowledging (FI_GAMMA_PEER_TIMEOUT), and
+ * that reaches the PML even when every send to the peer completed long ago
+ * (sends complete once buffered) and the job only waits on the peer.
+ */
+#define GAMMA_WATCH_TAG 0x67616d6d61ull /* "gamma" */
+
 struct mca_btl_base_endpoint_t {
 	opal_list_item_t super;
 	mca_btl_gamma_module_t *module;
 	struct opal_proc_t *proc;
 	fi_addr_t fi_addr;
 	bool failed;
+	bool watching; /* the watch is posted */
+	struct gamma_ctx watch;
 };
 typedef struct mca_btl_base_endpoint_t mca_btl_gamma_endpoint_t;
 typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
@@ -211,6 +222,8 @@ void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_
 /* btl_gamma_endpoint.c */
 mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m,
 						struct opal_proc_t *proc);
+void gamma_endpoint_watch(mca_btl_gamma_endpoint_t *ep);
+void gamma_endpoint_unwatch(mca_btl_gamma_endpoint_t *ep);
 void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why);
 
 /* btl_gamma_module.c */

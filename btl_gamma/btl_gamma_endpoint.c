@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
 
 #include "opal/mca/pmix/pmix.h"
 #include "opal/util/output.h"
@@ -64,8 +65,36 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struc
 	ep->proc = proc;
 	ep->fi_addr = fi_addr;
 	ep->failed = false;
+	ep->watching = false;
 	opal_list_append(&m->endpoints, &ep->super);
+	gamma_endpoint_watch(ep);
 	return ep;
+}
+
+void gamma_endpoint_watch(mca_btl_gamma_endpoint_t *ep)
+{
+	mca_btl_gamma_module_t *m = ep->module;
+	ssize_t rc;
+
+	ep->watch.kind = GAMMA_CTX_WATCH;
+	rc = fi_trecv(m->ep, NULL, 0, NULL, ep->fi_addr, GAMMA_WATCH_TAG, 0, &ep->watch.fi);
+	ep->watching = rc == 0;
+	if (rc)
+		GAMMA_VERBOSE(10, "btl gamma: %s: no failure watch on %s: %s", m->ifname,
+			      OPAL_NAME_PRINT(ep->proc->proc_name), fi_strerror((int)-rc));
+}
+
+/* Before the endpoint goes: the cancel completes at once, in the CQ. */
+void gamma_endpoint_unwatch(mca_btl_gamma_endpoint_t *ep)
+{
+	mca_btl_gamma_module_t *m = ep->module;
+
+	if (!ep->watching)
+		return;
+	if (fi_cancel(&m->ep->fid, &ep->watch.fi) == 0)
+		for (int i = 0; i < 100 && ep->watching; i++)
+			gamma_fi_progress(m);
+	ep->watching = false;
 }
 
 void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why)

@@ -68,7 +68,8 @@ static struct fi_info *make_hints(const char *prov, const char *domain)
 	}
 	memcpy(hints->domain_attr->auth_key, &key, sizeof(key));
 	hints->domain_attr->auth_key_size = sizeof(key);
-	hints->caps = FI_MSG;
+	/* Tagged and directed: only for the per-peer failure watch. */
+	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV;
 	/* We keep a struct fi_context at the start of every operation context. */
 	hints->mode = FI_CONTEXT;
 	hints->ep_attr->type = FI_EP_RDM;
@@ -315,6 +316,18 @@ static void handle_error(mca_btl_gamma_module_t *m)
 			    fi_strerror(err.err));
 		return;
 	}
+	if (ctx->kind == GAMMA_CTX_WATCH) {
+		mca_btl_gamma_endpoint_t *ep;
+
+		if (!m->enabled)
+			return; /* finalizing: the endpoint may be gone */
+		ep = container_of(ctx, mca_btl_gamma_endpoint_t, watch);
+		ep->watching = false;
+		if (err.err != FI_ECANCELED)
+			gamma_endpoint_fail(ep, "no acknowledgement within FI_GAMMA_PEER_TIMEOUT: "
+						"the peer or the link to it is dead");
+		return;
+	}
 	if (ctx->kind == GAMMA_CTX_SEND) {
 		mca_btl_gamma_frag_t *frag = container_of(ctx, mca_btl_gamma_frag_t, ctx);
 		char why[160];
@@ -359,7 +372,13 @@ int gamma_fi_progress(mca_btl_gamma_module_t *m)
 		for (ssize_t i = 0; i < n; i++) {
 			struct gamma_ctx *ctx = ent[i].op_context;
 
-			if (ctx->kind == GAMMA_CTX_SEND) {
+			if (ctx->kind == GAMMA_CTX_WATCH) {
+				/* Nobody sends the watch tag; should one, watch again. */
+				container_of(ctx, mca_btl_gamma_endpoint_t, watch)->watching = false;
+				if (m->enabled)
+					gamma_endpoint_watch(
+					    container_of(ctx, mca_btl_gamma_endpoint_t, watch));
+			} else if (ctx->kind == GAMMA_CTX_SEND) {
 				m->inflight--;
 				gamma_send_complete(container_of(ctx, mca_btl_gamma_frag_t, ctx),
 						    OPAL_SUCCESS);

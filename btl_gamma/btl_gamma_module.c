@@ -97,6 +97,7 @@ static int gamma_del_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opa
 		mca_btl_gamma_endpoint_t *ep = peers[i];
 		if (!ep || ep->module != m)
 			continue;
+		gamma_endpoint_unwatch(ep);
 		opal_list_remove_item(&m->endpoints, &ep->super);
 		OBJ_RELEASE(ep);
 	}

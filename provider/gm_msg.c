@@ -517,6 +517,16 @@ static int recv_peek(struct gm_ep *ep, int q, fi_addr_t src, uint64_t tag, uint6
 	return 0;
 }
 
+/* A receive directed at a peer that stopped answering could wait forever. */
+static bool src_failed(struct gm_ep *ep, fi_addr_t src)
+{
+	struct gm_conn *conn;
+
+	if (src == FI_ADDR_UNSPEC || src >= ep->conns_cap || !(conn = ep->conns[src]))
+		return false;
+	return gm_peer_failed(conn->peer);
+}
+
 ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_addr_t src,
 		    uint64_t tag, uint64_t ignore, void *context, uint64_t flags)
 {
@@ -571,6 +581,10 @@ ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 		ux = gm_match_unexpected(&ep->unexpected[q], src, tag, ignore, NULL, false);
 		if (ux) {
 			ux_deliver(ux, rx);
+			return 0;
+		}
+		if (src_failed(ep, src)) {
+			rx_complete(rx, FI_EIO);
 			return 0;
 		}
 	} else {
@@ -930,6 +944,22 @@ static void port_peer_failed(void *ctx, struct gm_peer *peer, int err)
 		rx_complete(rx, e);
 	}
 	conn_drop_partial(conn, e);
+	/* Receives only this peer could satisfy never will: fail them, so that
+	 * whoever waits on the peer learns of its death even with nothing of
+	 * its own in flight to it. */
+	fi_addr_t src = conn_src(conn);
+	if (src == FI_ADDR_NOTAVAIL)
+		return;
+	for (int q = 0; q < 2; q++) {
+		gm_list_for_each_safe(&ep->posted[q], pos, tmp)
+		{
+			struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, entry);
+			if (rx->src != src || (rx->flags & FI_MULTI_RECV))
+				continue;
+			gm_list_del(&rx->entry);
+			rx_complete(rx, e);
+		}
+	}
 }
 
 const struct gm_port_ops gm_msg_port_ops = {

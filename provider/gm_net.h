@@ -136,6 +136,8 @@ void gm_peer_set_ctx(struct gm_peer *peer, void *ctx);
 void *gm_peer_ctx(const struct gm_peer *peer);
 /* True while the peer can take another frame (window and buffers). */
 bool gm_peer_can_send(const struct gm_peer *peer);
+/* True once the peer stopped answering, until it shows up restarted. */
+bool gm_peer_failed(const struct gm_peer *peer);
 
 /*
  * Queue one sequenced frame of the given type to peer: thdr (the encoded

@@ -443,6 +443,11 @@ static unsigned send_limit(const struct gm_peer *pr)
 	return pr->peer_wnd < w ? pr->peer_wnd : w;
 }
 
+bool gm_peer_failed(const struct gm_peer *peer)
+{
+	return peer->failed;
+}
+
 bool gm_peer_can_send(const struct gm_peer *peer)
 {
 	return !peer->failed && peer->snd_nxt - peer->snd_una < send_limit(peer) &&
