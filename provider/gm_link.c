@@ -440,6 +440,13 @@ static inline struct tpacket2_hdr *slot(const struct gm_link *l, unsigned i)
 	                               (size_t)(i % l->frames_per_block) * l->frame_size);
 }
 
+bool gm_link_rx_ready(const struct gm_link *l)
+{
+	const struct tpacket2_hdr *h = slot(l, l->rx_head);
+
+	return __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER;
+}
+
 int gm_link_rx(struct gm_link *l, gm_link_rx_fn fn, void *ctx, unsigned max)
 {
 	unsigned n = 0;

@@ -43,6 +43,8 @@ int gm_link_send(struct gm_link *l, enum gm_class cls, const struct iovec *frame
 typedef void (*gm_link_rx_fn)(void *ctx, const void *frame, size_t len);
 /* Hand up to max ready frames to fn, high class before low.  Returns count. */
 int gm_link_rx(struct gm_link *l, gm_link_rx_fn fn, void *ctx, unsigned max);
+/* True when a frame waits in the receive ring (no system call). */
+bool gm_link_rx_ready(const struct gm_link *l);
 /* Frames the kernel dropped because the ring was full (since open). */
 uint64_t gm_link_ring_drops(struct gm_link *l);
 
