@@ -85,6 +85,7 @@ struct gm_port_ops {
 /* Counters a user can read (FI_GAMMA_STATS=1 prints them at close). */
 struct gm_net_stats {
 	uint64_t tx_frames, rx_frames, tx_bytes, rx_bytes;
+	/* Retransmissions that left (fast: SACK-triggered); timeouts: RTO expiries. */
 	uint64_t retransmits, fast_retransmits, timeouts;
 	uint64_t dup_dropped, ooo_buffered, acks_sent, acks_rcvd;
 	uint64_t bad_csum, bad_hdr, bad_port, bad_key, bad_version;

@@ -54,6 +54,7 @@ struct gm_buf {
 	uint32_t body_crc; /* transmit: the body's part of the checksum (gm_wire.h) */
 	bool sent, sacked, fast_done;
 	bool resent; /* its acknowledgement says nothing about the round trip (Karn) */
+	uint8_t retx; /* queued as a retransmission: RETX_RTO or RETX_FAST, counted once sent */
 	uint8_t data[] __attribute__((aligned(16)));
 };
 
@@ -574,11 +575,14 @@ static void ack_owe(struct gm_rel *rel, struct gm_peer *pr, bool now, uint64_t n
 	}
 }
 
-static void retransmit(struct gm_rel *rel, struct gm_buf *b)
+enum { RETX_RTO = 1, RETX_FAST = 2 };
+
+/* Counted when it leaves: an ack may still overtake it in the queue. */
+static void retransmit(struct gm_rel *rel, struct gm_buf *b, uint8_t why)
 {
 	if (b->dqi.queued)
 		return;
-	rel->st.retransmits++;
+	b->retx = why;
 	b->resent = true;
 	gm_dq_push(&rel->dq, &b->dqi, b->dqi.cls, false);
 }
@@ -668,8 +672,7 @@ static void process_sack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, u
 			above++;
 		} else if (above >= FAST_RETX_DUPTHRESH && !b->fast_done && !b->sacked && b->sent) {
 			b->fast_done = true;
-			rel->st.fast_retransmits++;
-			retransmit(rel, b);
+			retransmit(rel, b, RETX_FAST);
 		}
 	}
 }
@@ -873,7 +876,7 @@ static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, ui
 
 			b->fast_done = false;
 			if (!probed && b->sent && !b->sacked) {
-				retransmit(rel, b);
+				retransmit(rel, b, RETX_RTO);
 				probed = true;
 			}
 		}
@@ -971,6 +974,11 @@ static unsigned send_batch(struct gm_rel *rel, enum gm_class cls, struct iovec *
 	unsigned sent = rc > 0 ? (unsigned)rc : 0;
 
 	for (unsigned i = 0; i < sent; i++) {
+		if (bufs[i] && bufs[i]->retx) {
+			rel->st.retransmits++;
+			rel->st.fast_retransmits += bufs[i]->retx == RETX_FAST;
+			bufs[i]->retx = 0;
+		}
 		rel->st.tx_frames++;
 		rel->st.tx_bytes += iov[i].iov_len;
 		if (cls == GM_CLASS_LOW)
