@@ -155,7 +155,19 @@ static int parse_sizes(const char *s, size_t *out)
 	return n;
 }
 
-/* Ping-pong; rank 0 pings. */
+/* One ping-pong exchange; rank 0 pings. */
+static void round_trip(const uint8_t *sb, uint8_t *rb, size_t n)
+{
+	if (rank == 0) {
+		MPI_Send(sb, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+		MPI_Recv(rb, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else {
+		MPI_Recv(rb, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Send(sb, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+	}
+}
+
+/* Ping-pong latency. */
 static void latency(uint8_t *sb, uint8_t *rb, size_t n, int iters, int reps)
 {
 	int total = iters * reps, warm = iters / 10 + 2;
@@ -167,13 +179,7 @@ static void latency(uint8_t *sb, uint8_t *rb, size_t n, int iters, int reps)
 	for (int i = 0; i < 3 + warm; i++) {
 		uint64_t seq = i;
 		stamp(sb, n, seq);
-		if (rank == 0) {
-			MPI_Send(sb, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-			MPI_Recv(rb, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		} else {
-			MPI_Recv(rb, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			MPI_Send(sb, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-		}
+		round_trip(sb, rb, n);
 		if (i < 3)
 			check_full("latency", rb, n, seq, peer);
 		else
@@ -183,13 +189,7 @@ static void latency(uint8_t *sb, uint8_t *rb, size_t n, int iters, int reps)
 		uint64_t seq = 1000 + (uint64_t)i;
 		stamp(sb, n, seq);
 		double t0 = MPI_Wtime();
-		if (rank == 0) {
-			MPI_Send(sb, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-			MPI_Recv(rb, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		} else {
-			MPI_Recv(rb, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			MPI_Send(sb, (int)n, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-		}
+		round_trip(sb, rb, n);
 		v[i] = (MPI_Wtime() - t0) / 2 * 1e6;
 		check_stamp("latency", rb, n, seq, peer);
 	}
