@@ -119,10 +119,7 @@ static inline __attribute__((always_inline)) CLMUL uint32_t crc_clmul(uint32_t c
 	uint8_t last[16];
 
 	if (dst) {
-		STORE(dst, a0);
-		STORE(dst + 16, a1);
-		STORE(dst + 32, a2);
-		STORE(dst + 48, a3);
+		memcpy(dst, p, 64);
 		dst += 64;
 	}
 	/* Starting from register c equals starting from 0 with c xored into
