@@ -1,7 +1,8 @@
 # Sourced by npb-runs/run for --npb-dir/--npb-tar: finds the official NPB 3.4
 # MPI source and builds it, unmodified, once per MPI (a copy per MPI, so the
 # user's tree is never written to). Uses run's variables: npb_dir, npb_tar,
-# results, build, bench_list, class_list, prog_dir, build_failed, say.
+# results, build, bench_list, class_list, prog_path, prog_from, build_failed,
+# npb_src, npb_bin, say.
 #
 # The NPB 3.4 layout this relies on: NPB3.4-MPI/ holds config/
 # (make.def.template, and make.def which we write), sys/ (setparams), one
@@ -10,14 +11,17 @@
 
 # shellcheck shell=bash disable=SC2154,SC2034 # run's variables
 
-# is_npb_mpi DIR: DIR looks like NPB3.x-MPI.
+# is_npb_mpi DIR: DIR looks like NPB3.x-MPI.  The multi-zone NPB3.x-MZ-MPI
+# has the same layout but other benchmarks (bt-mz, sp-mz, lu-mz): never it.
 is_npb_mpi()
 {
-	[ -f "$1/config/make.def.template" ] && [ -d "$1/sys" ] && [ -f "$1/Makefile" ]
+	[[ ${1##*/} != *-MZ* ]] && [ -f "$1/config/make.def.template" ] && [ -d "$1/sys" ] &&
+		[ -f "$1/Makefile" ]
 }
 
 # npb_find_source: prints the NPB3.4-MPI directory of --npb-dir, or of the
-# unpacked --npb-tar.
+# unpacked --npb-tar.  A checkout may hold NPB3.4-MPI beside NPB3.4-MZ/ and
+# NPB3.4-OMP: only a directory named NPB3*-MPI (not -MZ-MPI) counts.
 npb_find_source()
 {
 	local root=$npb_dir d
@@ -34,8 +38,53 @@ npb_find_source()
 	fi
 	while IFS= read -r d; do
 		is_npb_mpi "$d" && { echo "$d"; return 0; }
-	done < <(find "$root" -maxdepth 3 -type d -name 'NPB3*-MPI' | sort)
+	done < <(find "$root" -maxdepth 3 -type d -name 'NPB3*-MPI' ! -name '*-MZ*' | sort)
 	return 1
+}
+
+# npb_find_bin: prints the directory of already built NPB programs
+# (<bench>.<class>.x) that --npb-dir names: DIR itself, DIR/bin or
+# DIR/NPB3*-MPI/bin; nothing when there is none.
+npb_find_bin()
+{
+	local d
+	for d in "$npb_dir" "$npb_dir/bin" "$npb_dir"/NPB3*-MPI/bin; do
+		[[ $d == *-MZ* ]] && continue
+		compgen -G "$d/[a-z][a-z].[A-Z].x" >/dev/null && { (cd "$d" && pwd); return 0; }
+	done
+	return 1
+}
+
+# npb_mpi_of PROGRAM: openmpi or mpich, from the MPI library it is linked
+# with (a site's build may use either).
+npb_mpi_of()
+{
+	local needed
+	needed=$(readelf -d "$1" 2>/dev/null | awk '/NEEDED/ {print $NF}')
+	case $needed in
+	*libmpich*) echo mpich ;;
+	*libmpi.so* | *libmpi_mpifh* | *libmpi_usempi*) echo openmpi ;;
+	*) return 1 ;;
+	esac
+}
+
+# npb_use_bin DIR: takes every <bench>.<class>.x of DIR asked for, per MPI;
+# sets prog_from[KIND.bench.class] so the table says where it came from.
+npb_use_bin()
+{
+	local dir=$1 b c p kind
+	for b in "${bench_list[@]}"; do
+		for c in "${class_list[@]}"; do
+			p=$dir/$b.$c.x
+			[ -x "$p" ] || continue
+			if ! kind=$(npb_mpi_of "$p"); then
+				say "ignoring $p: linked with neither Open MPI nor MPICH"
+				continue
+			fi
+			prog_path[$kind.$b.$c]=$p
+			prog_from[$kind.$b.$c]=site-bin
+		done
+	done
 }
 
 # npb_compilers KIND: sets fc and cc, the MPI compiler wrappers of KIND.
@@ -56,20 +105,33 @@ npb_compilers()
 	[ -n "$fc" ] && [ -n "$cc" ]
 }
 
-# npb_build KIND: copies the source to results/npb-build/KIND, writes
-# config/make.def and builds every benchmark and class; a failed build is
-# recorded in build_failed[KIND.bench.class] and its rows say so.
+# npb_build KIND: the programs of KIND that no site bin/ gave: copies the
+# source to results/npb-build/KIND, writes config/make.def and builds them; a
+# program that cannot be had is recorded in build_failed[KIND.bench.class]
+# and its rows say why.
 npb_build()
 {
 	local kind=$1 src dst b c fflags major log
+	local -a todo=()
+	for b in "${bench_list[@]}"; do
+		for c in "${class_list[@]}"; do
+			[ -n "${prog_path[$kind.$b.$c]:-}" ] || todo+=("$b.$c")
+		done
+	done
+	[ ${#todo[@]} -gt 0 ] || return 0
+	npb_fail_all()
+	{
+		local t
+		for t in "${todo[@]}"; do build_failed[$kind.$t]=$1; done
+	}
+	if [ -z "$npb_src" ]; then
+		npb_fail_all "not in ${npb_bin:-$npb_dir} for $kind, and no NPB source to build it"
+		return 0
+	fi
 	src=$npb_src
 	dst=$build/npb-runs/results/npb-build/$kind
 	if ! npb_compilers "$kind"; then
-		for b in "${bench_list[@]}"; do
-			for c in "${class_list[@]}"; do
-				build_failed[$kind.$b.$c]="no $kind Fortran/C compiler wrappers"
-			done
-		done
+		npb_fail_all "no $kind Fortran/C compiler wrappers"
 		return 0
 	fi
 	say "copying the NPB source for $kind to $dst"
@@ -109,16 +171,18 @@ BINDIR = ../bin
 EOF
 	} >"$dst/config/make.def" || return 1
 
-	for b in "${bench_list[@]}"; do
-		for c in "${class_list[@]}"; do
-			log=$results/logs/npb-build.$kind.$b.$c.log
-			say "building official NPB ${b^^} class $c with $kind ($fc, $cc)"
-			if ! make -C "$dst" "$b" CLASS="$c" >"$log" 2>&1; then
-				build_failed[$kind.$b.$c]="build failed (logs/${log##*/})"
-			elif [ ! -x "$dst/bin/$b.$c.x" ]; then
-				build_failed[$kind.$b.$c]="build made no bin/$b.$c.x (logs/${log##*/})"
-			fi
-		done
+	local t
+	for t in "${todo[@]}"; do
+		b=${t%.*} c=${t#*.}
+		log=$results/logs/npb-build.$kind.$b.$c.log
+		say "building official NPB ${b^^} class $c with $kind ($fc, $cc)"
+		if ! make -C "$dst" "$b" CLASS="$c" >"$log" 2>&1; then
+			build_failed[$kind.$b.$c]="build failed (logs/${log##*/})"
+		elif [ ! -x "$dst/bin/$b.$c.x" ]; then
+			build_failed[$kind.$b.$c]="build made no bin/$b.$c.x (logs/${log##*/})"
+		else
+			prog_path[$kind.$b.$c]=$dst/bin/$b.$c.x
+			prog_from[$kind.$b.$c]=built
+		fi
 	done
-	prog_dir[$kind]=$dst/bin
 }

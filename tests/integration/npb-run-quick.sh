@@ -26,6 +26,34 @@ rc=$?
 [ $rc -eq 2 ] && grep -q -- "--nodes needs a whole number" <<<"$out" || fail "--nodes 0: exit $rc, '$out'"
 ok "bad input refused with a message"
 
+# Which official NPB tree --npb-dir picks (no NPB download: fake trees with
+# NPB 3.4's layout). A checkout holding NPB3.4-MZ/NPB3.4-MZ-MPI beside
+# NPB3.4-MPI must give NPB3.4-MPI; the multi-zone tree alone, or named
+# directly, gives nothing (it used to be taken, and every build failed).
+SEL=$(mktemp -d "${TMPDIR:-/tmp}/npbsel.XXXXXX")
+trap 'rm -rf "$SEL"' EXIT
+fake_npb()
+{
+	mkdir -p "$1/config" "$1/sys" && : >"$1/config/make.def.template" && : >"$1/Makefile"
+}
+# pick DIR: what npb_find_source prints for --npb-dir DIR.
+pick()
+{
+	(npb_dir=$1 npb_tar='' ME=test build=$SEL
+		say() { :; }
+		. "$top/npb-runs/npb-official.sh"
+		npb_find_source)
+}
+fake_npb "$SEL/both/NPB3.4-MZ/NPB3.4-MZ-MPI"
+fake_npb "$SEL/both/NPB3.4-MPI"
+fake_npb "$SEL/mz/NPB3.4-MZ/NPB3.4-MZ-MPI"
+[ "$(pick "$SEL/both")" = "$SEL/both/NPB3.4-MPI" ] || fail "checkout with MZ and MPI: picked '$(pick "$SEL/both")'"
+[ "$(pick "$SEL/both/NPB3.4-MPI")" = "$SEL/both/NPB3.4-MPI" ] || fail "NPB3.4-MPI given directly not taken"
+pick "$SEL/mz" >/dev/null && fail "multi-zone only: picked '$(pick "$SEL/mz")'"
+pick "$SEL/mz/NPB3.4-MZ/NPB3.4-MZ-MPI" >/dev/null && fail "NPB3.4-MZ-MPI given directly was taken"
+ok "--npb-dir picks NPB3.4-MPI beside NPB3.4-MZ, never the multi-zone tree"
+rm -rf "$SEL"
+
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: npb-runs/run needs root (network namespaces)"; exit 77; }
 command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed"; exit 77; }
 command -v gnuplot >/dev/null || { echo "SKIP: gnuplot not installed"; exit 77; }
@@ -36,12 +64,27 @@ build=${GAMMA_BUILD_DIR:-$(cd .. && pwd)}
 [ -x "$build/npb-runs/bin/is" ] || fail "kernels not built (make in npb-runs)"
 export GAMMA_BUILD_DIR=$build
 
+# An already built bin/ (a site's own NPB build): found in DIR or DIR/bin,
+# each program assigned to the MPI it is linked with, marked site-bin.
+SEL=$(mktemp -d "${TMPDIR:-/tmp}/npbsel.XXXXXX")
+mkdir -p "$SEL/site/bin"
+cp "$build/npb-runs/bin/is" "$SEL/site/bin/is.S.x"
+got=$(npb_dir=$SEL/site bench_list=(is cg) class_list=(S)
+	say() { :; }
+	declare -A prog_path=() prog_from=()
+	. "$top/npb-runs/npb-official.sh"
+	d=$(npb_find_bin) && npb_use_bin "$d" &&
+		echo "$d ${prog_path[openmpi.is.S]:-} ${prog_from[openmpi.is.S]:-} ${prog_path[openmpi.cg.S]:-none}")
+[ "$got" = "$SEL/site/bin $SEL/site/bin/is.S.x site-bin none" ] || fail "site bin/: '$got'"
+rm -rf "$SEL"
+ok "--npb-dir with an already built bin/: IS S taken as Open MPI's, CG S left to build"
+
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/npbrun.XXXXXX")
 bg=
 cleanup()
 {
 	[ -n "$bg" ] && kill "$bg" 2>/dev/null && wait "$bg" 2>/dev/null
-	rm -rf "$WORK"
+	rm -rf "$WORK" "$SEL"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
@@ -99,6 +142,24 @@ name=$(awk '/^cluster:/ {sub(/,$/, "", $2); print $2}' "$res/run.txt")
 [ -n "$name" ] || fail "run.txt names no cluster"
 [ -z "$(residue "$name")" ] || fail "cluster $name left behind: $(residue "$name")"
 ok "cluster $name torn down"
+
+# The official path on a checkout holding NPB3.4-MPI and NPB3.4-MZ whose
+# builds all fail (a fake tree: no NPB download): the rows say so, the table
+# is printed, and no chart is attempted (gnuplot cannot draw no data).
+fake_npb "$WORK/npb/NPB3.4-MZ/NPB3.4-MZ-MPI"
+fake_npb "$WORK/npb/NPB3.4-MPI"
+printf 'is:\n\t@echo "this is the fake NPB3.4-MPI"; false\n' >"$WORK/npb/NPB3.4-MPI/Makefile"
+timeout 120 "$RUN" --npb-dir "$WORK/npb" --quick --nodes 2 --bench is --no-setup --results "$WORK/res3" \
+	>"$WORK/out3" 2>&1
+rc=$?
+cat "$WORK/out3"
+[ $rc -eq 0 ] || fail "npb-runs/run on a tree whose builds fail exited $rc"
+grep -q "official NPB source: $WORK/npb/NPB3.4-MPI\$" "$WORK/out3" || fail "did not pick NPB3.4-MPI"
+grep -Eq '^IS +S +2 +gamma +- +- +error: (build failed|no openmpi)' "$WORK/out3" || fail "no build-failure row"
+grep -q 'no chart: no run verified' "$WORK/out3" || fail "no 'no chart' message"
+grep -q 'gnuplot failed' "$WORK/out3" && fail "gnuplot was run without data"
+[ ! -e "$WORK/res3/chart.png" ] || fail "chart.png made without data"
+ok "every build failed: error rows, table printed, no chart and no gnuplot error"
 
 # Ctrl-C in the middle: the run says so and removes its cluster. Job control
 # gives the background run its own process group with SIGINT not ignored.
