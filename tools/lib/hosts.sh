@@ -14,6 +14,7 @@
 #   hosts_ompi NP                 array HOSTS_CMD: mpirun and its launch options
 #   hosts_mpich NP                array HOSTS_CMD: mpiexec.hydra and its options
 #   hosts_run I CMD...            run CMD on host I (its interface in the env)
+#   hosts_from_cluster NAME DIR   the hosts of a gamma-cluster --netns cluster
 #
 # Errors: the functions set HOSTS_ERROR (one line per failing host) and
 # return 1; the caller says it and stops.  Nothing here creates, configures
@@ -189,8 +190,8 @@ hosts_mpich()
 		-f "$HOSTS_DIR/hostfile.mpich" -localhost "$HOSTS_LOCAL_ADDR" -n "$1")
 }
 
-# hosts_run I CMD...: CMD (words joined, run by the remote shell, as ssh
-# does) on host I with its interface and the plugin paths in the environment.
+# hosts_run I CMD...: runs the command CMD (quoted for the remote shell) on
+# host I with its interface and the plugin paths in the environment.
 hosts_run()
 {
 	local i=$1 env=''
@@ -198,5 +199,16 @@ hosts_run()
 	export_agent
 	[ -n "${FI_PROVIDER_PATH:-}" ] && env+="FI_PROVIDER_PATH=$(printf %q "$FI_PROVIDER_PATH") "
 	[ -n "${FI_GAMMA_RAWD:-}" ] && env+="FI_GAMMA_RAWD=$(printf %q "$FI_GAMMA_RAWD") "
-	"$HOSTS_LIB/hosts-rsh-env" "${HOSTS_NAME[$i]}" "${env:+export $env;}" "$@"
+	"$HOSTS_LIB/hosts-rsh-env" "${HOSTS_NAME[$i]}" "${env:+export $env;}" "$(printf '%q ' "$@")"
+}
+
+# hosts_from_cluster NAME DIR: loads the nodes of gamma-cluster NAME (made
+# with --netns) as hosts, reached through gamma-rsh; DIR/hosts is the file.
+hosts_from_cluster()
+{
+	local gc=$HOSTS_LIB/../gamma-cluster hf ifs
+	hf=$("$gc" hostfile "$1") && ifs=$("$gc" ifaces "$1") &&
+		paste -d' ' <(awk '{print $1}' "$hf") <(tr , '\n' <<<"$ifs") | awk '{print $1, "iface=" $2}' \
+			>"$2/hosts" || { HOSTS_ERROR="cannot list the hosts of cluster $1"; return 1; }
+	hosts_load "$2/hosts" '' "$HOSTS_LIB/../gamma-rsh"
 }
