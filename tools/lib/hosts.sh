@@ -11,7 +11,7 @@
 #   hosts_load FILE IFACE RSH     read FILE; RSH is the agent (default ssh)
 #   hosts_probe DIR               check every host up front; DIR/hosts.txt
 #   hosts_write DIR SLOTS         hostfiles for Open MPI and MPICH in DIR
-#   hosts_ompi NP                 array HOSTS_CMD: mpirun and its launch options
+#   hosts_ompi [NP]               array HOSTS_CMD: mpirun and its launch options
 #   hosts_mpich NP                array HOSTS_CMD: mpiexec.hydra and its options
 #   hosts_run I CMD...            run CMD on host I (its interface in the env)
 #   hosts_from_cluster NAME DIR   the hosts of a gamma-cluster --netns cluster
@@ -166,14 +166,14 @@ export_agent()
 	export GAMMA_HOSTS_RSH=$HOSTS_RSH GAMMA_HOSTS_MAP=$HOSTS_DIR/agent.map
 }
 
-# hosts_ompi NP: HOSTS_CMD=(mpirun ... -np NP) with the launch options: no
+# hosts_ompi [NP]: HOSTS_CMD=(mpirun --hostfile F ...) with the launch options: no
 # binding (every orted would bind its rank to core 0), one agent call per
 # host from here (no tree spawn: the agent lives on this machine), the
 # out-of-band channel on the hosts' network, the plugin paths passed on.
 hosts_ompi()
 {
 	export_agent
-	HOSTS_CMD=(mpirun --hostfile "$HOSTS_DIR/hostfile" -np "$1" --bind-to none
+	HOSTS_CMD=(mpirun --hostfile "$HOSTS_DIR/hostfile" ${1:+-np "$1"} --bind-to none
 		--mca plm_rsh_agent "$HOSTS_LIB/hosts-rsh-env" --mca plm_rsh_no_tree_spawn 1
 		--mca oob_tcp_if_include "$HOSTS_SUBNETS")
 	[ -n "${FI_PROVIDER_PATH:-}" ] && HOSTS_CMD+=(-x FI_PROVIDER_PATH)
