@@ -7,7 +7,8 @@
 # missing interface, an MTU mismatch and an unreachable host with one line
 # naming the host, before running anything; each launched process gets its
 # own host's interface; npb-runs/run --quick gives a table of verified rows
-# and records every host; gamma-bench --quick verifies every stack.
+# and records every host; gamma-faults runs on clean links (and refuses
+# shaping); gamma-bench --quick verifies every stack.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${GAMMA_BUILD_DIR:-$(cd .. && pwd)}
@@ -147,6 +148,17 @@ grep -q "^hosts: $WORK/hosts through '$AGENT'" "$res/run.txt" || fail "run.txt n
 tx1=$(cat "/sys/class/net/$B-p/statistics/tx_bytes")
 [ $((tx1 - tx0)) -ge 100000 ] || fail "only $((tx1 - tx0)) bytes went to host $B"
 ok "npb-runs/run --hosts: 4 verified rows, CSV, chart, hosts recorded, $((tx1 - tx0)) bytes to $B"
+
+# gamma-faults on the same hosts: clean links only (nothing shaped there).
+"$top/tools/gamma-faults" --hosts "$WORK/hosts" --iface lan2 --rsh "$AGENT" --faults loss1 >"$WORK/o" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "fault 'loss1' shapes the links" "$WORK/o" || fail "gamma-faults --hosts loss1: exit $rc: $(cat "$WORK/o")"
+NPB_BINDIR=$build/npb-runs/bin timeout 300 "$top/tools/gamma-faults" --hosts "$WORK/hosts" --iface lan2 \
+	--rsh "$AGENT" --quick --np 2 --faults clean --assert >"$WORK/faults.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] || fail "gamma-faults --hosts --faults clean exited $rc: $(tail -20 "$WORK/faults.log")"
+grep -Eq '^\| clean +\| +2 \| +2/2 \|' "$WORK/faults.log" || fail "gamma-faults: no verified clean row: $(cat "$WORK/faults.log")"
+ok "gamma-faults --hosts: shaped faults refused, IS and CG verified on clean links"
 
 # gamma-bench on the same two hosts.
 if [ -x "$build/tools/gamma-pingpong" ] && command -v mpicc.mpich >/dev/null &&
