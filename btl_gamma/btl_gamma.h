@@ -183,13 +183,15 @@ int gamma_fi_getinfo(const char *domain, struct fi_info **out);
 uint32_t gamma_job_key(void);
 bool gamma_fi_provider_loaded(void);
 int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info);
-void gamma_fi_flush(mca_btl_gamma_module_t *m);
 void gamma_fi_close(mca_btl_gamma_module_t *m);
 int gamma_fi_post_recv(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx);
-int gamma_fi_progress(mca_btl_gamma_module_t *m);
 ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag);
 ssize_t gamma_fi_inject(mca_btl_gamma_module_t *m, mca_btl_gamma_endpoint_t *ep,
 			const void *buf, size_t len);
+
+/* btl_gamma_progress.c */
+int gamma_fi_progress(mca_btl_gamma_module_t *m);
+void gamma_fi_flush(mca_btl_gamma_module_t *m);
 
 /* btl_gamma_frag.c */
 int gamma_frag_pools_init(mca_btl_gamma_module_t *m);
