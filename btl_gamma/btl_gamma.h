@@ -17,6 +17,7 @@
 #include "opal/class/opal_list.h"
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/btl/base/base.h"
+#include "opal/threads/mutex.h"
 
 BEGIN_C_DECLS
 
@@ -100,11 +101,27 @@ typedef struct mca_btl_gamma_module_t {
 	uint8_t *rx_block;
 	int rx_unposted; /* buffers fi_recv refused with -FI_EAGAIN */
 
+	/*
+	 * MPI_THREAD_MULTIPLE: Open MPI calls send, sendi, alloc, free,
+	 * prepare_src, add/del_procs and progress from any thread.  Both locks
+	 * compile to nothing while opal_using_threads() is false.
+	 *   lock: the send side (pending, each fi_send with its place in the
+	 *   order), the endpoints list and each endpoint's failed flag.  Never
+	 *   held while calling into the PML or into progress.
+	 *   progress_lock: held by the one thread that reads the CQ; that thread
+	 *   alone touches rx[], rx_unposted and the watches.  Only try-locked,
+	 *   so a PML callback that progresses again, or a second thread, leaves
+	 *   at once instead of waiting.
+	 * Order: progress_lock, then lock, then the provider's domain lock.
+	 * The free lists lock themselves.
+	 */
+	opal_mutex_t lock;
+	opal_mutex_t progress_lock;
+	bool progressing; /* re-entry guard for when the locks are compiled out */
 	/* Sends the provider refused with -FI_EAGAIN, oldest first: later sends
 	 * queue behind them so a peer sees fragments in order. */
 	opal_list_t pending;
-	bool draining;
-	int inflight; /* fi_send calls not yet completed */
+	volatile int32_t inflight; /* fi_send calls not yet completed */
 	opal_list_t endpoints;
 	mca_btl_base_module_error_cb_fn_t error_cb;
 	bool enabled;
@@ -192,6 +209,7 @@ ssize_t gamma_fi_inject(mca_btl_gamma_module_t *m, mca_btl_gamma_endpoint_t *ep,
 /* btl_gamma_progress.c */
 int gamma_fi_progress(mca_btl_gamma_module_t *m);
 void gamma_fi_flush(mca_btl_gamma_module_t *m);
+double gamma_now_s(void);
 
 /* btl_gamma_frag.c */
 int gamma_frag_pools_init(mca_btl_gamma_module_t *m);

@@ -77,22 +77,27 @@ void gamma_endpoint_watch(mca_btl_gamma_endpoint_t *ep)
 	ssize_t rc;
 
 	ep->watch.kind = GAMMA_CTX_WATCH;
+	/* Before posting: progress in another thread may complete it at once. */
+	ep->watching = true;
 	rc = fi_trecv(m->ep, NULL, 0, NULL, ep->fi_addr, GAMMA_WATCH_TAG, 0, &ep->watch.fi);
-	ep->watching = rc == 0;
-	if (rc)
+	if (rc) {
+		ep->watching = false;
 		GAMMA_VERBOSE(10, "btl gamma: %s: no failure watch on %s: %s", m->ifname,
 			      OPAL_NAME_PRINT(ep->proc->proc_name), fi_strerror((int)-rc));
+	}
 }
 
-/* Before the endpoint goes: the cancel completes at once, in the CQ. */
+/* Before the endpoint goes: the cancel completes at once, in the CQ, and
+ * whichever thread progresses reads it (bounded, as at finalize). */
 void gamma_endpoint_unwatch(mca_btl_gamma_endpoint_t *ep)
 {
 	mca_btl_gamma_module_t *m = ep->module;
+	const double deadline = gamma_now_s() + GAMMA_FLUSH_SECONDS;
 
 	if (!ep->watching)
 		return;
 	if (fi_cancel(&m->ep->fid, &ep->watch.fi) == 0)
-		for (int i = 0; i < 100 && ep->watching; i++)
+		while (ep->watching && gamma_now_s() < deadline)
 			gamma_fi_progress(m);
 	ep->watching = false;
 }
@@ -102,10 +107,17 @@ void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why)
 	mca_btl_gamma_module_t *m;
 	char info[256];
 
-	if (!ep || ep->failed)
+	if (!ep)
 		return;
-	ep->failed = true;
 	m = ep->module;
+	/* Report once, whichever thread saw the failure first. */
+	OPAL_THREAD_LOCK(&m->lock);
+	if (ep->failed) {
+		OPAL_THREAD_UNLOCK(&m->lock);
+		return;
+	}
+	ep->failed = true;
+	OPAL_THREAD_UNLOCK(&m->lock);
 	snprintf(info, sizeof(info), "btl gamma: peer %s on %s unreachable: %s",
 		 OPAL_NAME_PRINT(ep->proc->proc_name), opal_get_proc_hostname(ep->proc), why);
 	opal_output(0, "%s", info);

@@ -74,7 +74,8 @@ static struct fi_info *make_hints(const char *prov, const char *domain)
 	hints->ep_attr->type = FI_EP_RDM;
 	/* Sends come from our own buffers without descriptors: no FI_MR_LOCAL. */
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	/* MPI_THREAD_MULTIPLE: Open MPI calls in from any thread. */
+	hints->domain_attr->threading = opal_using_threads() ? FI_THREAD_SAFE : FI_THREAD_DOMAIN;
 	hints->tx_attr->tclass = gamma_tclass();
 	hints->fabric_attr->prov_name = strdup(prov);
 	if (domain)

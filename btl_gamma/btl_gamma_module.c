@@ -70,6 +70,8 @@ static int gamma_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opa
 	mca_btl_gamma_module_t *m = (mca_btl_gamma_module_t *)btl;
 	opal_proc_t *self = opal_proc_local_get();
 
+	/* Threads adding the same peer at once get one endpoint. */
+	OPAL_THREAD_LOCK(&m->lock);
 	for (size_t i = 0; i < nprocs; i++) {
 		mca_btl_gamma_endpoint_t *ep;
 
@@ -85,6 +87,7 @@ static int gamma_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opa
 		if (reachable)
 			opal_bitmap_set_bit(reachable, (int)i);
 	}
+	OPAL_THREAD_UNLOCK(&m->lock);
 	return OPAL_SUCCESS;
 }
 
@@ -97,8 +100,11 @@ static int gamma_del_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opa
 		mca_btl_gamma_endpoint_t *ep = peers[i];
 		if (!ep || ep->module != m)
 			continue;
+		/* Unlocked: unwatching progresses, which may take m->lock. */
 		gamma_endpoint_unwatch(ep);
+		OPAL_THREAD_LOCK(&m->lock);
 		opal_list_remove_item(&m->endpoints, &ep->super);
+		OPAL_THREAD_UNLOCK(&m->lock);
 		OBJ_RELEASE(ep);
 	}
 	return OPAL_SUCCESS;
@@ -131,6 +137,8 @@ static int gamma_finalize(mca_btl_base_module_t *btl)
 	gamma_frag_pools_fini(m);
 	OBJ_DESTRUCT(&m->pending);
 	OBJ_DESTRUCT(&m->endpoints);
+	OBJ_DESTRUCT(&m->lock);
+	OBJ_DESTRUCT(&m->progress_lock);
 	free(m);
 	return OPAL_SUCCESS;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Progress: reading the completion queue and dispatching each completion
  * (send done, message received, failure watch fired), reposting receive
- * buffers, retrying queued sends, and the bounded flush at finalize. */
+ * buffers, retrying queued sends, and the bounded flush at finalize.
+ * One thread at a time progresses a module (progress_lock, try-locked). */
 #include "btl_gamma.h"
 
 #include <stdio.h>
@@ -13,9 +14,7 @@
 
 #define GAMMA_CQ_BATCH 16
 
-/* Finalize: give queued and in-flight sends a bounded chance to leave, so
- * the last messages of a job are not lost by closing the endpoint early. */
-static double now_s(void)
+double gamma_now_s(void)
 {
 	struct timespec ts;
 
@@ -23,15 +22,17 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Finalize: give queued and in-flight sends a bounded chance to leave, so
+ * the last messages of a job are not lost by closing the endpoint early. */
 void gamma_fi_flush(mca_btl_gamma_module_t *m)
 {
-	const double deadline = now_s() + GAMMA_FLUSH_SECONDS;
+	const double deadline = gamma_now_s() + GAMMA_FLUSH_SECONDS;
 
-	while ((m->inflight > 0 || !opal_list_is_empty(&m->pending)) && now_s() < deadline)
+	while ((m->inflight > 0 || !opal_list_is_empty(&m->pending)) && gamma_now_s() < deadline)
 		gamma_fi_progress(m);
 	if (m->inflight > 0 || !opal_list_is_empty(&m->pending))
 		GAMMA_VERBOSE(10, "btl gamma: %s: closing with %d sends unconfirmed", m->ifname,
-		              m->inflight + (int)opal_list_get_size(&m->pending));
+		              (int)m->inflight + (int)opal_list_get_size(&m->pending));
 }
 
 static void repost_missing(mca_btl_gamma_module_t *m)
@@ -77,7 +78,7 @@ static void handle_error(mca_btl_gamma_module_t *m)
 		mca_btl_gamma_frag_t *frag = container_of(ctx, mca_btl_gamma_frag_t, ctx);
 		char why[160];
 
-		m->inflight--;
+		OPAL_THREAD_ADD_FETCH32(&m->inflight, -1);
 		if (!m->enabled) {
 			gamma_frag_return_if_owned(frag);
 			return;
@@ -100,12 +101,62 @@ static void handle_error(mca_btl_gamma_module_t *m)
 	gamma_fi_post_recv(m, rx);
 }
 
+/* One successful completion. */
+static void dispatch(mca_btl_gamma_module_t *m, const struct fi_cq_msg_entry *ent)
+{
+	struct gamma_ctx *ctx = ent->op_context;
+
+	if (ctx->kind == GAMMA_CTX_WATCH) {
+		mca_btl_gamma_endpoint_t *ep = container_of(ctx, mca_btl_gamma_endpoint_t, watch);
+
+		/* Nobody sends the watch tag; should one, watch again. */
+		ep->watching = false;
+		if (m->enabled)
+			gamma_endpoint_watch(ep);
+	} else if (ctx->kind == GAMMA_CTX_SEND) {
+		OPAL_THREAD_ADD_FETCH32(&m->inflight, -1);
+		gamma_send_complete(container_of(ctx, mca_btl_gamma_frag_t, ctx), OPAL_SUCCESS);
+	} else {
+		struct gamma_rxbuf *rx = container_of(ctx, struct gamma_rxbuf, ctx);
+
+		rx->posted = false;
+		if (!m->enabled)
+			return; /* finalizing: the PML is gone */
+		rx->busy = true;
+		gamma_recv_deliver(m, rx, ent->len);
+		rx->busy = false;
+		gamma_fi_post_recv(m, rx);
+	}
+}
+
+/* Whether this thread may progress m now: another thread doing it, or a
+ * PML callback re-entering from inside dispatch, leaves at once. */
+static bool progress_enter(mca_btl_gamma_module_t *m)
+{
+	if (OPAL_THREAD_TRYLOCK(&m->progress_lock))
+		return false;
+	if (m->progressing) {
+		OPAL_THREAD_UNLOCK(&m->progress_lock);
+		return false;
+	}
+	m->progressing = true;
+	return true;
+}
+
+static void progress_leave(mca_btl_gamma_module_t *m)
+{
+	m->progressing = false;
+	OPAL_THREAD_UNLOCK(&m->progress_lock);
+}
+
 int gamma_fi_progress(mca_btl_gamma_module_t *m)
 {
 	struct fi_cq_msg_entry ent[GAMMA_CQ_BATCH];
 	int events = 0;
 	ssize_t n;
 
+	if (!progress_enter(m))
+		return 0;
 	for (int round = 0; round < 4; round++) {
 		n = fi_cq_read(m->cq, ent, GAMMA_CQ_BATCH);
 		if (n == -FI_EAVAIL) {
@@ -115,31 +166,8 @@ int gamma_fi_progress(mca_btl_gamma_module_t *m)
 		}
 		if (n <= 0)
 			break;
-		for (ssize_t i = 0; i < n; i++) {
-			struct gamma_ctx *ctx = ent[i].op_context;
-
-			if (ctx->kind == GAMMA_CTX_WATCH) {
-				/* Nobody sends the watch tag; should one, watch again. */
-				container_of(ctx, mca_btl_gamma_endpoint_t, watch)->watching =
-				    false;
-				if (m->enabled)
-					gamma_endpoint_watch(
-					    container_of(ctx, mca_btl_gamma_endpoint_t, watch));
-			} else if (ctx->kind == GAMMA_CTX_SEND) {
-				m->inflight--;
-				gamma_send_complete(container_of(ctx, mca_btl_gamma_frag_t, ctx),
-				                    OPAL_SUCCESS);
-			} else {
-				struct gamma_rxbuf *rx = container_of(ctx, struct gamma_rxbuf, ctx);
-				rx->posted = false;
-				if (!m->enabled)
-					continue; /* finalizing: the PML is gone */
-				rx->busy = true;
-				gamma_recv_deliver(m, rx, ent[i].len);
-				rx->busy = false;
-				gamma_fi_post_recv(m, rx);
-			}
-		}
+		for (ssize_t i = 0; i < n; i++)
+			dispatch(m, &ent[i]);
 		events += (int)n;
 		if (n < GAMMA_CQ_BATCH)
 			break;
@@ -148,5 +176,6 @@ int gamma_fi_progress(mca_btl_gamma_module_t *m)
 		repost_missing(m);
 	if (!opal_list_is_empty(&m->pending))
 		events += gamma_send_drain_pending(m);
+	progress_leave(m);
 	return events;
 }
