@@ -18,6 +18,7 @@
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/btl/base/base.h"
 #include "opal/threads/mutex.h"
+#include "opal/util/show_help.h"
 
 BEGIN_C_DECLS
 
@@ -248,6 +249,15 @@ void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why);
 
 /* btl_gamma_module.c */
 int gamma_modex_send(void);
+
+/* btl_gamma_help.c: every user-facing message is a topic of help-btl-gamma.txt. */
+#define GAMMA_HELP_FILE "help-btl-gamma.txt"
+void gamma_help_init(void);
+void gamma_show_help(const char *topic, ...);
+/* True for the first caller only: data-path messages are shown once per
+ * process (later ones at btl_gamma_verbose 10). */
+bool gamma_help_first(volatile int32_t *shown);
+const char *gamma_hostname(void);
 
 #define GAMMA_VERBOSE(level, ...)                                                                  \
 	opal_output_verbose((level), mca_btl_gamma_component.output, __VA_ARGS__)

@@ -36,6 +36,7 @@ mca_btl_gamma_component_t mca_btl_gamma_component = {
 static int gamma_component_open(void)
 {
 	mca_btl_gamma_component.num_modules = 0;
+	gamma_help_init();
 	mca_btl_gamma_component.output = opal_output_open(NULL);
 	opal_output_set_verbosity(mca_btl_gamma_component.output,
 				  mca_btl_gamma_component.params.verbose);
@@ -67,8 +68,8 @@ static mca_btl_gamma_module_t *module_create(const char *ifname, int *err)
 	*m = mca_btl_gamma_module_template;
 	/* ob1 needs its largest header (rendezvous) to fit an eager fragment. */
 	if (m->super.btl_eager_limit < GAMMA_MIN_EAGER) {
-		opal_output(0, "btl gamma: btl_gamma_eager_limit %zu is too small, using %d",
-			    m->super.btl_eager_limit, GAMMA_MIN_EAGER);
+		gamma_show_help("eager limit too small", m->super.btl_eager_limit, GAMMA_MIN_EAGER,
+				GAMMA_MIN_EAGER);
 		m->super.btl_eager_limit = GAMMA_MIN_EAGER;
 	}
 	if (m->super.btl_max_send_size < m->super.btl_eager_limit)
@@ -125,8 +126,7 @@ static mca_btl_base_module_t **gamma_component_init(int *num_btls, bool progress
 	*num_btls = 0;
 	c->num_modules = 0;
 	if (c->params.if_include && c->params.if_exclude) {
-		opal_output(0, "btl gamma: set btl_gamma_if_include or btl_gamma_if_exclude, not "
-			       "both; gamma disabled");
+		gamma_show_help("include and exclude");
 		return NULL;
 	}
 	if (gamma_iface_select(&names, &count) || count == 0)

@@ -49,10 +49,8 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struc
 	a = pick_addr(m, addrs, size / sizeof(*addrs));
 	if (a->addrlen == 0 || a->addrlen > GAMMA_ADDR_MAX ||
 	    fi_av_insert(m->av, a->addr, 1, &fi_addr, 0, NULL) != 1) {
-		opal_output(0, "btl gamma: %s: cannot add the address of %s on %s to the "
-			       "address vector; that peer is reached over other BTLs",
-			    m->ifname, OPAL_NAME_PRINT(proc->proc_name),
-			    opal_get_proc_hostname(proc));
+		gamma_show_help("address vector", m->ifname, OPAL_NAME_PRINT(proc->proc_name),
+				opal_get_proc_hostname(proc));
 		free(addrs);
 		return NULL;
 	}
@@ -120,7 +118,8 @@ void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why)
 	OPAL_THREAD_UNLOCK(&m->lock);
 	snprintf(info, sizeof(info), "btl gamma: peer %s on %s unreachable: %s",
 		 OPAL_NAME_PRINT(ep->proc->proc_name), opal_get_proc_hostname(ep->proc), why);
-	opal_output(0, "%s", info);
+	gamma_show_help("peer unreachable", OPAL_NAME_PRINT(ep->proc->proc_name),
+			opal_get_proc_hostname(ep->proc), why, gamma_hostname());
 	/* Let the PML abort the job now rather than wait on a dead peer. */
 	if (m->error_cb)
 		m->error_cb(&m->super, MCA_BTL_ERROR_FLAGS_FATAL, ep->proc, info);

@@ -132,15 +132,10 @@ bool gamma_fi_provider_loaded(void)
 static void open_failed(mca_btl_gamma_module_t *m, const char *what, int rc)
 {
 	if (rc == -FI_EPERM || rc == -FI_EACCES)
-		opal_output(0, "btl gamma: %s on interface %s failed: permission denied; gamma "
-			       "sends raw Ethernet frames and needs CAP_NET_RAW: run as root or "
-			       "`setcap cap_net_raw+ep` the program, or let the gamma-rawd helper "
-			       "(FI_GAMMA_RAWD) open the sockets, with this interface allowed in "
-			       "its rawd.conf; using other BTLs",
-			    what, m->ifname);
+		gamma_show_help("open permission denied", what, m->ifname, gamma_hostname());
 	else
-		opal_output(0, "btl gamma: %s on interface %s failed: %s; using other BTLs", what,
-			    m->ifname, fi_strerror(-rc));
+		gamma_show_help("open failed", what, m->ifname, fi_strerror(-rc),
+				gamma_hostname());
 }
 
 int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
@@ -264,7 +259,7 @@ int gamma_fi_post_recv(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx)
 		m->rx_unposted++;
 		return 0;
 	}
-	opal_output(0, "btl gamma: fi_recv on %s failed: %s", m->ifname, fi_strerror((int)-rc));
+	gamma_show_help("post receive failed", m->ifname, fi_strerror((int)-rc), gamma_hostname());
 	return (int)rc;
 }
 

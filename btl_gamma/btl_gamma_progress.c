@@ -14,6 +14,8 @@
 
 #define GAMMA_CQ_BATCH 16
 
+static volatile int32_t recv_failed_shown;
+
 double gamma_now_s(void)
 {
 	struct timespec ts;
@@ -58,8 +60,14 @@ static void handle_error(mca_btl_gamma_module_t *m)
 		return;
 	ctx = err.op_context;
 	if (!ctx) {
-		opal_output(0, "btl gamma: %s: completion error: %s", m->ifname,
-		            fi_strerror(err.err));
+		static volatile int32_t shown;
+
+		if (gamma_help_first(&shown))
+			gamma_show_help("completion error", m->ifname, fi_strerror(err.err),
+			                gamma_hostname());
+		else
+			GAMMA_VERBOSE(10, "btl gamma: %s: completion error: %s", m->ifname,
+			              fi_strerror(err.err));
 		return;
 	}
 	if (ctx->kind == GAMMA_CTX_WATCH) {
@@ -94,10 +102,12 @@ static void handle_error(mca_btl_gamma_module_t *m)
 	rx->posted = false;
 	if (err.err == FI_ECANCELED || !m->enabled)
 		return;
-	opal_output(0,
-	            "btl gamma: %s: receive failed: %s (a peer sent more than "
-	            "btl_gamma_max_send_size? use the same value on every rank)",
-	            m->ifname, fi_strerror(err.err));
+	if (gamma_help_first(&recv_failed_shown))
+		gamma_show_help("receive failed", m->ifname, fi_strerror(err.err),
+		                gamma_hostname());
+	else
+		GAMMA_VERBOSE(10, "btl gamma: %s: a receive failed: %s", m->ifname,
+		              fi_strerror(err.err));
 	gamma_fi_post_recv(m, rx);
 }
 

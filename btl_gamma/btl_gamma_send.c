@@ -20,8 +20,8 @@ static inline mca_btl_gamma_module_t *to_module(mca_btl_base_module_t *btl)
 }
 
 mca_btl_base_descriptor_t *gamma_alloc(mca_btl_base_module_t *btl,
-				       mca_btl_base_endpoint_t *endpoint, uint8_t order,
-				       size_t size, uint32_t flags)
+                                       mca_btl_base_endpoint_t *endpoint, uint8_t order,
+                                       size_t size, uint32_t flags)
 {
 	mca_btl_gamma_frag_t *frag = gamma_frag_get(to_module(btl), size);
 
@@ -46,9 +46,9 @@ int gamma_free(mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
  * else is packed into the frag.
  */
 mca_btl_base_descriptor_t *gamma_prepare_src(mca_btl_base_module_t *btl,
-					     mca_btl_base_endpoint_t *endpoint,
-					     struct opal_convertor_t *convertor, uint8_t order,
-					     size_t reserve, size_t *size, uint32_t flags)
+                                             mca_btl_base_endpoint_t *endpoint,
+                                             struct opal_convertor_t *convertor, uint8_t order,
+                                             size_t reserve, size_t *size, uint32_t flags)
 {
 	mca_btl_gamma_module_t *m = to_module(btl);
 	mca_btl_gamma_frag_t *frag;
@@ -62,15 +62,15 @@ mca_btl_base_descriptor_t *gamma_prepare_src(mca_btl_base_module_t *btl,
 	if (reserve + *size > m->super.btl_max_send_size)
 		*size = m->super.btl_max_send_size - reserve;
 	in_place = sizeof(struct gamma_hdr) + reserve + *size > m->inject_size &&
-		   !opal_convertor_need_buffers(convertor);
+	           !opal_convertor_need_buffers(convertor);
 	frag = gamma_frag_get(m, reserve + (in_place ? 0 : *size));
 	if (!frag)
 		return NULL;
 	max_data = *size;
 	if (max_data) {
 		/* In place, the convertor points iov_base at the user's data. */
-		iov.iov_base = in_place ? NULL
-					: (uint8_t *)frag->segment[0].seg_addr.pval + reserve;
+		iov.iov_base =
+		    in_place ? NULL : (uint8_t *)frag->segment[0].seg_addr.pval + reserve;
 		iov.iov_len = max_data;
 		if (opal_convertor_pack(convertor, &iov, &iov_count, &max_data) < 0) {
 			gamma_frag_return(frag);
@@ -208,8 +208,8 @@ int gamma_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
 	memcpy(frag->segment[0].seg_addr.pval, header, header_size);
 	if (payload_size) {
 		struct iovec iov = {
-			.iov_base = (uint8_t *)frag->segment[0].seg_addr.pval + header_size,
-			.iov_len = payload_size,
+		    .iov_base = (uint8_t *)frag->segment[0].seg_addr.pval + header_size,
+		    .iov_len = payload_size,
 		};
 		uint32_t iov_count = 1;
 		size_t max_data = payload_size;
