@@ -107,8 +107,9 @@ typedef struct mca_btl_gamma_module_t {
 	 * prepare_src, add/del_procs and progress from any thread.  Both locks
 	 * compile to nothing while opal_using_threads() is false.
 	 *   lock: the send side (pending, each fi_send with its place in the
-	 *   order), the endpoints list and each endpoint's failed flag.  Never
-	 *   held while calling into the PML or into progress.
+	 *   order), the endpoints list and each endpoint's failed flag.  Held
+	 *   only around those: never while calling into the PML, progress or
+	 *   the modex (which may progress).
 	 *   progress_lock: held by the one thread that reads the CQ; that thread
 	 *   alone touches rx[], rx_unposted and the watches.  Only try-locked,
 	 *   so a PML callback that progresses again, or a second thread, leaves
@@ -243,6 +244,7 @@ void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_
 /* btl_gamma_endpoint.c */
 mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m,
 						struct opal_proc_t *proc);
+mca_btl_gamma_endpoint_t *gamma_endpoint_find(mca_btl_gamma_module_t *m, struct opal_proc_t *proc);
 void gamma_endpoint_watch(mca_btl_gamma_endpoint_t *ep);
 void gamma_endpoint_unwatch(mca_btl_gamma_endpoint_t *ep);
 void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why);

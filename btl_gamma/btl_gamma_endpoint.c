@@ -34,7 +34,7 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struc
 {
 	struct gamma_modex_addr *addrs = NULL;
 	const struct gamma_modex_addr *a;
-	mca_btl_gamma_endpoint_t *ep;
+	mca_btl_gamma_endpoint_t *ep, *first;
 	size_t size = 0;
 	fi_addr_t fi_addr;
 	int rc;
@@ -64,9 +64,31 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struc
 	ep->fi_addr = fi_addr;
 	ep->failed = false;
 	ep->watching = false;
-	opal_list_append(&m->endpoints, &ep->super);
+	/* Threads adding the same peer at once (add_procs runs on first use,
+	 * from any thread) keep the first endpoint.  Not locked above: the
+	 * modex may progress, and progress may take m->lock. */
+	OPAL_THREAD_LOCK(&m->lock);
+	first = gamma_endpoint_find(m, proc);
+	if (!first)
+		opal_list_append(&m->endpoints, &ep->super);
+	OPAL_THREAD_UNLOCK(&m->lock);
+	if (first) {
+		OBJ_RELEASE(ep);
+		return first;
+	}
 	gamma_endpoint_watch(ep);
 	return ep;
+}
+
+/* Called with m->lock held. */
+mca_btl_gamma_endpoint_t *gamma_endpoint_find(mca_btl_gamma_module_t *m, struct opal_proc_t *proc)
+{
+	mca_btl_gamma_endpoint_t *ep;
+
+	OPAL_LIST_FOREACH (ep, &m->endpoints, mca_btl_gamma_endpoint_t)
+		if (ep->proc == proc)
+			return ep;
+	return NULL;
 }
 
 void gamma_endpoint_watch(mca_btl_gamma_endpoint_t *ep)

@@ -54,31 +54,21 @@ int gamma_modex_send(void)
 	return rc;
 }
 
-static mca_btl_gamma_endpoint_t *find_endpoint(mca_btl_gamma_module_t *m, struct opal_proc_t *proc)
-{
-	mca_btl_gamma_endpoint_t *ep;
-
-	OPAL_LIST_FOREACH (ep, &m->endpoints, mca_btl_gamma_endpoint_t)
-		if (ep->proc == proc)
-			return ep;
-	return NULL;
-}
-
 static int gamma_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,
 			   mca_btl_base_endpoint_t **peers, opal_bitmap_t *reachable)
 {
 	mca_btl_gamma_module_t *m = (mca_btl_gamma_module_t *)btl;
 	opal_proc_t *self = opal_proc_local_get();
 
-	/* Threads adding the same peer at once get one endpoint. */
-	OPAL_THREAD_LOCK(&m->lock);
 	for (size_t i = 0; i < nprocs; i++) {
 		mca_btl_gamma_endpoint_t *ep;
 
 		/* btl self delivers to ourselves. */
 		if (procs[i] == self)
 			continue;
-		ep = find_endpoint(m, procs[i]);
+		OPAL_THREAD_LOCK(&m->lock);
+		ep = gamma_endpoint_find(m, procs[i]);
+		OPAL_THREAD_UNLOCK(&m->lock);
 		if (!ep)
 			ep = gamma_endpoint_create(m, procs[i]);
 		if (!ep)
@@ -87,7 +77,6 @@ static int gamma_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opa
 		if (reachable)
 			opal_bitmap_set_bit(reachable, (int)i);
 	}
-	OPAL_THREAD_UNLOCK(&m->lock);
 	return OPAL_SUCCESS;
 }
 

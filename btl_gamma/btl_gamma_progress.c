@@ -76,10 +76,11 @@ static void handle_error(mca_btl_gamma_module_t *m)
 		if (!m->enabled)
 			return; /* finalizing: the endpoint may be gone */
 		ep = container_of(ctx, mca_btl_gamma_endpoint_t, watch);
-		ep->watching = false;
 		if (err.err != FI_ECANCELED)
 			gamma_endpoint_fail(ep, "no acknowledgement within FI_GAMMA_PEER_TIMEOUT: "
 			                        "the peer or the link to it is dead");
+		/* Last: once it reads false, del_procs may free ep. */
+		ep->watching = false;
 		return;
 	}
 	if (ctx->kind == GAMMA_CTX_SEND) {
@@ -119,10 +120,12 @@ static void dispatch(mca_btl_gamma_module_t *m, const struct fi_cq_msg_entry *en
 	if (ctx->kind == GAMMA_CTX_WATCH) {
 		mca_btl_gamma_endpoint_t *ep = container_of(ctx, mca_btl_gamma_endpoint_t, watch);
 
-		/* Nobody sends the watch tag; should one, watch again. */
-		ep->watching = false;
+		/* Nobody sends the watch tag; should one, watch again (watching
+		 * stays true meanwhile: del_procs waits for false to free ep). */
 		if (m->enabled)
 			gamma_endpoint_watch(ep);
+		else
+			ep->watching = false;
 	} else if (ctx->kind == GAMMA_CTX_SEND) {
 		OPAL_THREAD_ADD_FETCH32(&m->inflight, -1);
 		gamma_send_complete(container_of(ctx, mca_btl_gamma_frag_t, ctx), OPAL_SUCCESS);
