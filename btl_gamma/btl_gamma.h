@@ -17,6 +17,8 @@
 #include "opal/class/opal_list.h"
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/btl/base/base.h"
+#include "opal/threads/mutex.h"
+#include "opal/util/show_help.h"
 
 BEGIN_C_DECLS
 
@@ -100,11 +102,28 @@ typedef struct mca_btl_gamma_module_t {
 	uint8_t *rx_block;
 	int rx_unposted; /* buffers fi_recv refused with -FI_EAGAIN */
 
+	/*
+	 * MPI_THREAD_MULTIPLE: Open MPI calls send, sendi, alloc, free,
+	 * prepare_src, add/del_procs and progress from any thread.  Both locks
+	 * compile to nothing while opal_using_threads() is false.
+	 *   lock: the send side (pending, each fi_send with its place in the
+	 *   order), the endpoints list and each endpoint's failed flag.  Held
+	 *   only around those: never while calling into the PML, progress or
+	 *   the modex (which may progress).
+	 *   progress_lock: held by the one thread that reads the CQ; that thread
+	 *   alone touches rx[], rx_unposted and the watches.  Only try-locked,
+	 *   so a PML callback that progresses again, or a second thread, leaves
+	 *   at once instead of waiting.
+	 * Order: progress_lock, then lock, then the provider's domain lock.
+	 * The free lists lock themselves.
+	 */
+	opal_mutex_t lock;
+	opal_mutex_t progress_lock;
+	bool progressing; /* re-entry guard for when the locks are compiled out */
 	/* Sends the provider refused with -FI_EAGAIN, oldest first: later sends
 	 * queue behind them so a peer sees fragments in order. */
 	opal_list_t pending;
-	bool draining;
-	int inflight; /* fi_send calls not yet completed */
+	volatile int32_t inflight; /* fi_send calls not yet completed */
 	opal_list_t endpoints;
 	mca_btl_base_module_error_cb_fn_t error_cb;
 	bool enabled;
@@ -183,13 +202,16 @@ int gamma_fi_getinfo(const char *domain, struct fi_info **out);
 uint32_t gamma_job_key(void);
 bool gamma_fi_provider_loaded(void);
 int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info);
-void gamma_fi_flush(mca_btl_gamma_module_t *m);
 void gamma_fi_close(mca_btl_gamma_module_t *m);
 int gamma_fi_post_recv(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx);
-int gamma_fi_progress(mca_btl_gamma_module_t *m);
 ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag);
 ssize_t gamma_fi_inject(mca_btl_gamma_module_t *m, mca_btl_gamma_endpoint_t *ep,
 			const void *buf, size_t len);
+
+/* btl_gamma_progress.c */
+int gamma_fi_progress(mca_btl_gamma_module_t *m);
+void gamma_fi_flush(mca_btl_gamma_module_t *m);
+double gamma_now_s(void);
 
 /* btl_gamma_frag.c */
 int gamma_frag_pools_init(mca_btl_gamma_module_t *m);
@@ -222,12 +244,22 @@ void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_
 /* btl_gamma_endpoint.c */
 mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m,
 						struct opal_proc_t *proc);
+mca_btl_gamma_endpoint_t *gamma_endpoint_find(mca_btl_gamma_module_t *m, struct opal_proc_t *proc);
 void gamma_endpoint_watch(mca_btl_gamma_endpoint_t *ep);
 void gamma_endpoint_unwatch(mca_btl_gamma_endpoint_t *ep);
 void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why);
 
 /* btl_gamma_module.c */
 int gamma_modex_send(void);
+
+/* btl_gamma_help.c: every user-facing message is a topic of help-btl-gamma.txt. */
+#define GAMMA_HELP_FILE "help-btl-gamma.txt"
+void gamma_help_init(void);
+void gamma_show_help(const char *topic, ...);
+/* True for the first caller only: data-path messages are shown once per
+ * process (later ones at btl_gamma_verbose 10). */
+bool gamma_help_first(volatile int32_t *shown);
+const char *gamma_hostname(void);
 
 #define GAMMA_VERBOSE(level, ...)                                                                  \
 	opal_output_verbose((level), mca_btl_gamma_component.output, __VA_ARGS__)

@@ -36,6 +36,7 @@ mca_btl_gamma_component_t mca_btl_gamma_component = {
 static int gamma_component_open(void)
 {
 	mca_btl_gamma_component.num_modules = 0;
+	gamma_help_init();
 	mca_btl_gamma_component.output = opal_output_open(NULL);
 	opal_output_set_verbosity(mca_btl_gamma_component.output,
 				  mca_btl_gamma_component.params.verbose);
@@ -67,8 +68,8 @@ static mca_btl_gamma_module_t *module_create(const char *ifname, int *err)
 	*m = mca_btl_gamma_module_template;
 	/* ob1 needs its largest header (rendezvous) to fit an eager fragment. */
 	if (m->super.btl_eager_limit < GAMMA_MIN_EAGER) {
-		opal_output(0, "btl gamma: btl_gamma_eager_limit %zu is too small, using %d",
-			    m->super.btl_eager_limit, GAMMA_MIN_EAGER);
+		gamma_show_help("eager limit too small", m->super.btl_eager_limit, GAMMA_MIN_EAGER,
+				GAMMA_MIN_EAGER);
 		m->super.btl_eager_limit = GAMMA_MIN_EAGER;
 	}
 	if (m->super.btl_max_send_size < m->super.btl_eager_limit)
@@ -78,6 +79,8 @@ static mca_btl_gamma_module_t *module_create(const char *ifname, int *err)
 	snprintf(m->ifname, sizeof(m->ifname), "%s", info->domain_attr->name);
 	OBJ_CONSTRUCT(&m->pending, opal_list_t);
 	OBJ_CONSTRUCT(&m->endpoints, opal_list_t);
+	OBJ_CONSTRUCT(&m->lock, opal_mutex_t);
+	OBJ_CONSTRUCT(&m->progress_lock, opal_mutex_t);
 	*err = gamma_fi_open(m, info);
 	if (*err)
 		goto fail;
@@ -89,11 +92,13 @@ static mca_btl_gamma_module_t *module_create(const char *ifname, int *err)
 	}
 	m->enabled = true;
 	GAMMA_VERBOSE(10,
-		      "btl gamma: module on %s ready (provider %s, tclass %s, eager %zu B, "
-		      "max send %zu B, inject %zu B)",
+		      "btl gamma: module on %s ready (provider %s, tclass %s, threading %s, "
+		      "eager %zu B, max send %zu B, inject %zu B)",
 		      m->ifname, info->fabric_attr->prov_name,
 		      info->tx_attr->tclass == FI_TC_LOW_LATENCY ? "FI_TC_LOW_LATENCY"
 								 : "FI_TC_BULK_DATA",
+		      info->domain_attr->threading == FI_THREAD_SAFE ? "FI_THREAD_SAFE"
+								     : "FI_THREAD_DOMAIN",
 		      m->super.btl_eager_limit, m->super.btl_max_send_size, m->inject_size);
 	return m;
 
@@ -104,6 +109,8 @@ fail_fi:
 fail:
 	OBJ_DESTRUCT(&m->pending);
 	OBJ_DESTRUCT(&m->endpoints);
+	OBJ_DESTRUCT(&m->lock);
+	OBJ_DESTRUCT(&m->progress_lock);
 	free(m);
 	return NULL;
 }
@@ -118,15 +125,8 @@ static mca_btl_base_module_t **gamma_component_init(int *num_btls, bool progress
 
 	*num_btls = 0;
 	c->num_modules = 0;
-	if (mpi_threads) {
-		/* Sends, progress and completions share unlocked module state. */
-		opal_output(0, "btl gamma: MPI_THREAD_MULTIPLE is not supported yet; fix: use "
-			       "MPI_Init/MPI_THREAD_FUNNELED, or another BTL; using other BTLs");
-		return NULL;
-	}
 	if (c->params.if_include && c->params.if_exclude) {
-		opal_output(0, "btl gamma: set btl_gamma_if_include or btl_gamma_if_exclude, not "
-			       "both; gamma disabled");
+		gamma_show_help("include and exclude");
 		return NULL;
 	}
 	if (gamma_iface_select(&names, &count) || count == 0)

@@ -34,7 +34,7 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struc
 {
 	struct gamma_modex_addr *addrs = NULL;
 	const struct gamma_modex_addr *a;
-	mca_btl_gamma_endpoint_t *ep;
+	mca_btl_gamma_endpoint_t *ep, *first;
 	size_t size = 0;
 	fi_addr_t fi_addr;
 	int rc;
@@ -49,10 +49,8 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struc
 	a = pick_addr(m, addrs, size / sizeof(*addrs));
 	if (a->addrlen == 0 || a->addrlen > GAMMA_ADDR_MAX ||
 	    fi_av_insert(m->av, a->addr, 1, &fi_addr, 0, NULL) != 1) {
-		opal_output(0, "btl gamma: %s: cannot add the address of %s on %s to the "
-			       "address vector; that peer is reached over other BTLs",
-			    m->ifname, OPAL_NAME_PRINT(proc->proc_name),
-			    opal_get_proc_hostname(proc));
+		gamma_show_help("address vector", m->ifname, OPAL_NAME_PRINT(proc->proc_name),
+				opal_get_proc_hostname(proc));
 		free(addrs);
 		return NULL;
 	}
@@ -66,9 +64,31 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struc
 	ep->fi_addr = fi_addr;
 	ep->failed = false;
 	ep->watching = false;
-	opal_list_append(&m->endpoints, &ep->super);
+	/* Threads adding the same peer at once (add_procs runs on first use,
+	 * from any thread) keep the first endpoint.  Not locked above: the
+	 * modex may progress, and progress may take m->lock. */
+	OPAL_THREAD_LOCK(&m->lock);
+	first = gamma_endpoint_find(m, proc);
+	if (!first)
+		opal_list_append(&m->endpoints, &ep->super);
+	OPAL_THREAD_UNLOCK(&m->lock);
+	if (first) {
+		OBJ_RELEASE(ep);
+		return first;
+	}
 	gamma_endpoint_watch(ep);
 	return ep;
+}
+
+/* Called with m->lock held. */
+mca_btl_gamma_endpoint_t *gamma_endpoint_find(mca_btl_gamma_module_t *m, struct opal_proc_t *proc)
+{
+	mca_btl_gamma_endpoint_t *ep;
+
+	OPAL_LIST_FOREACH (ep, &m->endpoints, mca_btl_gamma_endpoint_t)
+		if (ep->proc == proc)
+			return ep;
+	return NULL;
 }
 
 void gamma_endpoint_watch(mca_btl_gamma_endpoint_t *ep)
@@ -77,22 +97,27 @@ void gamma_endpoint_watch(mca_btl_gamma_endpoint_t *ep)
 	ssize_t rc;
 
 	ep->watch.kind = GAMMA_CTX_WATCH;
+	/* Before posting: progress in another thread may complete it at once. */
+	ep->watching = true;
 	rc = fi_trecv(m->ep, NULL, 0, NULL, ep->fi_addr, GAMMA_WATCH_TAG, 0, &ep->watch.fi);
-	ep->watching = rc == 0;
-	if (rc)
+	if (rc) {
+		ep->watching = false;
 		GAMMA_VERBOSE(10, "btl gamma: %s: no failure watch on %s: %s", m->ifname,
 			      OPAL_NAME_PRINT(ep->proc->proc_name), fi_strerror((int)-rc));
+	}
 }
 
-/* Before the endpoint goes: the cancel completes at once, in the CQ. */
+/* Before the endpoint goes: the cancel completes at once, in the CQ, and
+ * whichever thread progresses reads it (bounded, as at finalize). */
 void gamma_endpoint_unwatch(mca_btl_gamma_endpoint_t *ep)
 {
 	mca_btl_gamma_module_t *m = ep->module;
+	const double deadline = gamma_now_s() + GAMMA_FLUSH_SECONDS;
 
 	if (!ep->watching)
 		return;
 	if (fi_cancel(&m->ep->fid, &ep->watch.fi) == 0)
-		for (int i = 0; i < 100 && ep->watching; i++)
+		while (ep->watching && gamma_now_s() < deadline)
 			gamma_fi_progress(m);
 	ep->watching = false;
 }
@@ -102,13 +127,21 @@ void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why)
 	mca_btl_gamma_module_t *m;
 	char info[256];
 
-	if (!ep || ep->failed)
+	if (!ep)
 		return;
-	ep->failed = true;
 	m = ep->module;
+	/* Report once, whichever thread saw the failure first. */
+	OPAL_THREAD_LOCK(&m->lock);
+	if (ep->failed) {
+		OPAL_THREAD_UNLOCK(&m->lock);
+		return;
+	}
+	ep->failed = true;
+	OPAL_THREAD_UNLOCK(&m->lock);
 	snprintf(info, sizeof(info), "btl gamma: peer %s on %s unreachable: %s",
 		 OPAL_NAME_PRINT(ep->proc->proc_name), opal_get_proc_hostname(ep->proc), why);
-	opal_output(0, "%s", info);
+	gamma_show_help("peer unreachable", OPAL_NAME_PRINT(ep->proc->proc_name),
+			opal_get_proc_hostname(ep->proc), why, gamma_hostname());
 	/* Let the PML abort the job now rather than wait on a dead peer. */
 	if (m->error_cb)
 		m->error_cb(&m->super, MCA_BTL_ERROR_FLAGS_FATAL, ep->proc, info);

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Everything libfabric: getinfo, opening one endpoint per interface,
- * posting receive buffers, sending, and reading the completion queue. */
+/* The libfabric wrapper: getinfo, opening one endpoint per interface,
+ * posting receive buffers and sending.  Reading the completion queue is
+ * btl_gamma_progress.c. */
 #include "btl_gamma.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
@@ -16,7 +16,6 @@
 #include "opal/util/proc.h"
 
 #define GAMMA_FI_VERSION FI_VERSION(1, 17)
-#define GAMMA_CQ_BATCH 16
 
 
 /* btl_gamma_priority -> gamma's double queue: high is the parallel job. */
@@ -75,7 +74,8 @@ static struct fi_info *make_hints(const char *prov, const char *domain)
 	hints->ep_attr->type = FI_EP_RDM;
 	/* Sends come from our own buffers without descriptors: no FI_MR_LOCAL. */
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	/* MPI_THREAD_MULTIPLE: Open MPI calls in from any thread. */
+	hints->domain_attr->threading = opal_using_threads() ? FI_THREAD_SAFE : FI_THREAD_DOMAIN;
 	hints->tx_attr->tclass = gamma_tclass();
 	hints->fabric_attr->prov_name = strdup(prov);
 	if (domain)
@@ -132,15 +132,10 @@ bool gamma_fi_provider_loaded(void)
 static void open_failed(mca_btl_gamma_module_t *m, const char *what, int rc)
 {
 	if (rc == -FI_EPERM || rc == -FI_EACCES)
-		opal_output(0, "btl gamma: %s on interface %s failed: permission denied; gamma "
-			       "sends raw Ethernet frames and needs CAP_NET_RAW: run as root or "
-			       "`setcap cap_net_raw+ep` the program, or let the gamma-rawd helper "
-			       "(FI_GAMMA_RAWD) open the sockets, with this interface allowed in "
-			       "its rawd.conf; using other BTLs",
-			    what, m->ifname);
+		gamma_show_help("open permission denied", what, m->ifname, gamma_hostname());
 	else
-		opal_output(0, "btl gamma: %s on interface %s failed: %s; using other BTLs", what,
-			    m->ifname, fi_strerror(-rc));
+		gamma_show_help("open failed", what, m->ifname, fi_strerror(-rc),
+				gamma_hostname());
 }
 
 int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
@@ -224,27 +219,6 @@ fail:
 	return rc ? rc : -FI_EOTHER;
 }
 
-/* Finalize: give queued and in-flight sends a bounded chance to leave, so
- * the last messages of a job are not lost by closing the endpoint early. */
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-void gamma_fi_flush(mca_btl_gamma_module_t *m)
-{
-	const double deadline = now_s() + GAMMA_FLUSH_SECONDS;
-
-	while ((m->inflight > 0 || !opal_list_is_empty(&m->pending)) && now_s() < deadline)
-		gamma_fi_progress(m);
-	if (m->inflight > 0 || !opal_list_is_empty(&m->pending))
-		GAMMA_VERBOSE(10, "btl gamma: %s: closing with %d sends unconfirmed", m->ifname,
-			      m->inflight + (int)opal_list_get_size(&m->pending));
-}
-
 void gamma_fi_close(mca_btl_gamma_module_t *m)
 {
 	if (m->ep)
@@ -285,124 +259,10 @@ int gamma_fi_post_recv(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx)
 		m->rx_unposted++;
 		return 0;
 	}
-	opal_output(0, "btl gamma: fi_recv on %s failed: %s", m->ifname, fi_strerror((int)-rc));
+	gamma_show_help("post receive failed", m->ifname, fi_strerror((int)-rc), gamma_hostname());
 	return (int)rc;
 }
 
-static void repost_missing(mca_btl_gamma_module_t *m)
-{
-	int missing = m->rx_unposted;
-
-	m->rx_unposted = 0;
-	for (int i = 0; i < GAMMA_RX_POSTED && missing > 0; i++) {
-		if (!m->rx[i].posted && !m->rx[i].busy) {
-			missing--;
-			gamma_fi_post_recv(m, &m->rx[i]);
-		}
-	}
-	m->rx_unposted += missing;
-}
-
-static void handle_error(mca_btl_gamma_module_t *m)
-{
-	struct fi_cq_err_entry err = {0};
-	struct gamma_ctx *ctx;
-
-	if (fi_cq_readerr(m->cq, &err, 0) < 1)
-		return;
-	ctx = err.op_context;
-	if (!ctx) {
-		opal_output(0, "btl gamma: %s: completion error: %s", m->ifname,
-			    fi_strerror(err.err));
-		return;
-	}
-	if (ctx->kind == GAMMA_CTX_WATCH) {
-		mca_btl_gamma_endpoint_t *ep;
-
-		if (!m->enabled)
-			return; /* finalizing: the endpoint may be gone */
-		ep = container_of(ctx, mca_btl_gamma_endpoint_t, watch);
-		ep->watching = false;
-		if (err.err != FI_ECANCELED)
-			gamma_endpoint_fail(ep, "no acknowledgement within FI_GAMMA_PEER_TIMEOUT: "
-						"the peer or the link to it is dead");
-		return;
-	}
-	if (ctx->kind == GAMMA_CTX_SEND) {
-		mca_btl_gamma_frag_t *frag = container_of(ctx, mca_btl_gamma_frag_t, ctx);
-		char why[160];
-
-		m->inflight--;
-		if (!m->enabled) {
-			gamma_frag_return_if_owned(frag);
-			return;
-		}
-		snprintf(why, sizeof(why), "send on %s failed: %s", m->ifname,
-			 fi_cq_strerror(m->cq, err.prov_errno, err.err_data, NULL, 0));
-		gamma_endpoint_fail(frag->endpoint, why);
-		gamma_send_complete(frag, OPAL_ERR_UNREACH);
-		return;
-	}
-	/* A receive buffer: cancelled at close, or a message did not fit. */
-	struct gamma_rxbuf *rx = container_of(ctx, struct gamma_rxbuf, ctx);
-	rx->posted = false;
-	if (err.err == FI_ECANCELED || !m->enabled)
-		return;
-	opal_output(0, "btl gamma: %s: receive failed: %s (a peer sent more than "
-		       "btl_gamma_max_send_size? use the same value on every rank)",
-		    m->ifname, fi_strerror(err.err));
-	gamma_fi_post_recv(m, rx);
-}
-
-int gamma_fi_progress(mca_btl_gamma_module_t *m)
-{
-	struct fi_cq_msg_entry ent[GAMMA_CQ_BATCH];
-	int events = 0;
-	ssize_t n;
-
-	for (int round = 0; round < 4; round++) {
-		n = fi_cq_read(m->cq, ent, GAMMA_CQ_BATCH);
-		if (n == -FI_EAVAIL) {
-			handle_error(m);
-			events++;
-			continue;
-		}
-		if (n <= 0)
-			break;
-		for (ssize_t i = 0; i < n; i++) {
-			struct gamma_ctx *ctx = ent[i].op_context;
-
-			if (ctx->kind == GAMMA_CTX_WATCH) {
-				/* Nobody sends the watch tag; should one, watch again. */
-				container_of(ctx, mca_btl_gamma_endpoint_t, watch)->watching = false;
-				if (m->enabled)
-					gamma_endpoint_watch(
-					    container_of(ctx, mca_btl_gamma_endpoint_t, watch));
-			} else if (ctx->kind == GAMMA_CTX_SEND) {
-				m->inflight--;
-				gamma_send_complete(container_of(ctx, mca_btl_gamma_frag_t, ctx),
-						    OPAL_SUCCESS);
-			} else {
-				struct gamma_rxbuf *rx = container_of(ctx, struct gamma_rxbuf, ctx);
-				rx->posted = false;
-				if (!m->enabled)
-					continue; /* finalizing: the PML is gone */
-				rx->busy = true;
-				gamma_recv_deliver(m, rx, ent[i].len);
-				rx->busy = false;
-				gamma_fi_post_recv(m, rx);
-			}
-		}
-		events += (int)n;
-		if (n < GAMMA_CQ_BATCH)
-			break;
-	}
-	if (m->rx_unposted)
-		repost_missing(m);
-	if (!opal_list_is_empty(&m->pending))
-		events += gamma_send_drain_pending(m);
-	return events;
-}
 
 ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag)
 {

@@ -48,13 +48,9 @@ static bool include_usable(const char *name)
 	bool up = iface_is_up(name, &exists);
 
 	if (!exists)
-		opal_output(0, "btl gamma: interface \"%s\" (btl_gamma_if_include) does not exist "
-			       "on %s; fix: name one listed by `ip link`; using other BTLs",
-			    name, opal_process_info.nodename ?: "this host");
+		gamma_show_help("interface missing", name, gamma_hostname());
 	else if (!up)
-		opal_output(0, "btl gamma: interface \"%s\" is down; fix: `ip link set %s up` or "
-			       "choose another with btl_gamma_if_include; using other BTLs",
-			    name, name);
+		gamma_show_help("interface down", name, gamma_hostname(), name);
 	return exists && up;
 }
 
@@ -96,26 +92,15 @@ static int offered_domains(char ***out)
 
 	rc = gamma_fi_getinfo(NULL, &all);
 	if (rc && !gamma_fi_provider_loaded()) {
-		opal_output(0, "btl gamma: libfabric provider \"gamma\" not found (libgamma-fi.so "
-			       "not in FI_PROVIDER_PATH or libfabric's provider directory); fix: "
-			       "`. tools/gamma-env.sh` in the gamma build tree, or `make install`; "
-			       "check with `fi_info -p gamma`; using other BTLs");
+		gamma_show_help("provider not found", gamma_hostname());
 		return rc;
 	}
 	if (rc && !gamma_have_cap_net_raw()) {
-		opal_output(0, "btl gamma: provider \"gamma\" offers no interface to this process, "
-			       "which lacks CAP_NET_RAW (needed for raw Ethernet frames) and got no "
-			       "socket from the gamma-rawd helper; fix: run as root or `setcap "
-			       "cap_net_raw+ep` the program, or install gamma-rawd (`make install` "
-			       "setcaps it) and allow this interface in its rawd.conf; using other "
-			       "BTLs");
+		gamma_show_help("no CAP_NET_RAW", gamma_hostname());
 		return rc;
 	}
 	if (rc) {
-		opal_output(0, "btl gamma: provider \"gamma\" offers no usable interface "
-			       "(fi_getinfo: %s); fix: bring an Ethernet interface up, check "
-			       "FI_GAMMA_IFACE and `fi_info -p gamma`; using other BTLs",
-			    fi_strerror(-rc));
+		gamma_show_help("no interface offered", fi_strerror(-rc), gamma_hostname());
 		return rc;
 	}
 	for (fi = all; fi; fi = fi->next) {
@@ -173,11 +158,8 @@ int gamma_iface_select(char ***names_out, int *count_out)
 			if (in_list(offered, incl[i]))
 				opal_argv_append_nosize(&chosen, incl[i]);
 			else
-				opal_output(0, "btl gamma: provider \"gamma\" does not offer "
-					       "interface \"%s\" (not Ethernet, or left out by "
-					       "FI_GAMMA_IFACE); fix: check `fi_info -p gamma`; "
-					       "using other BTLs",
-					    incl[i]);
+				gamma_show_help("interface not offered", incl[i],
+						gamma_hostname());
 		}
 		if (!chosen) {
 			opal_argv_free(incl);
@@ -204,9 +186,7 @@ int gamma_iface_select(char ***names_out, int *count_out)
 
 	count = opal_argv_count(chosen);
 	if (count == 0) {
-		opal_output(0, "btl gamma: no usable Ethernet interface (need one that is up and "
-			       "offered by `fi_info -p gamma`; see btl_gamma_if_include/"
-			       "if_exclude); using other BTLs");
+		gamma_show_help("no usable interface", gamma_hostname());
 		opal_argv_free(chosen);
 		return 0;
 	}

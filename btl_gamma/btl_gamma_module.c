@@ -54,16 +54,6 @@ int gamma_modex_send(void)
 	return rc;
 }
 
-static mca_btl_gamma_endpoint_t *find_endpoint(mca_btl_gamma_module_t *m, struct opal_proc_t *proc)
-{
-	mca_btl_gamma_endpoint_t *ep;
-
-	OPAL_LIST_FOREACH (ep, &m->endpoints, mca_btl_gamma_endpoint_t)
-		if (ep->proc == proc)
-			return ep;
-	return NULL;
-}
-
 static int gamma_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,
 			   mca_btl_base_endpoint_t **peers, opal_bitmap_t *reachable)
 {
@@ -76,7 +66,9 @@ static int gamma_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opa
 		/* btl self delivers to ourselves. */
 		if (procs[i] == self)
 			continue;
-		ep = find_endpoint(m, procs[i]);
+		OPAL_THREAD_LOCK(&m->lock);
+		ep = gamma_endpoint_find(m, procs[i]);
+		OPAL_THREAD_UNLOCK(&m->lock);
 		if (!ep)
 			ep = gamma_endpoint_create(m, procs[i]);
 		if (!ep)
@@ -97,8 +89,11 @@ static int gamma_del_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opa
 		mca_btl_gamma_endpoint_t *ep = peers[i];
 		if (!ep || ep->module != m)
 			continue;
+		/* Unlocked: unwatching progresses, which may take m->lock. */
 		gamma_endpoint_unwatch(ep);
+		OPAL_THREAD_LOCK(&m->lock);
 		opal_list_remove_item(&m->endpoints, &ep->super);
+		OPAL_THREAD_UNLOCK(&m->lock);
 		OBJ_RELEASE(ep);
 	}
 	return OPAL_SUCCESS;
@@ -131,6 +126,8 @@ static int gamma_finalize(mca_btl_base_module_t *btl)
 	gamma_frag_pools_fini(m);
 	OBJ_DESTRUCT(&m->pending);
 	OBJ_DESTRUCT(&m->endpoints);
+	OBJ_DESTRUCT(&m->lock);
+	OBJ_DESTRUCT(&m->progress_lock);
 	free(m);
 	return OPAL_SUCCESS;
 }

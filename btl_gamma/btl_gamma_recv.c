@@ -6,6 +6,8 @@
 
 #include "opal/util/output.h"
 
+static volatile int32_t short_shown, tag_shown;
+
 void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_t len)
 {
 	const struct gamma_hdr *h = (const struct gamma_hdr *)rx->buf;
@@ -14,14 +16,21 @@ void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_
 	mca_btl_base_descriptor_t des;
 
 	if (len < sizeof(*h)) {
-		opal_output(0, "btl gamma: %s: dropped a %zu-byte message shorter than the header",
-			    m->ifname, len);
+		if (gamma_help_first(&short_shown))
+			gamma_show_help("short message", m->ifname, len, gamma_hostname());
+		else
+			GAMMA_VERBOSE(10, "btl gamma: %s: dropped a %zu-byte message", m->ifname,
+				      len);
 		return;
 	}
 	reg = &mca_btl_base_active_message_trigger[h->tag];
 	if (!reg->cbfunc) {
-		opal_output(0, "btl gamma: %s: no receiver registered for tag %u", m->ifname,
-			    h->tag);
+		if (gamma_help_first(&tag_shown))
+			gamma_show_help("unknown tag", m->ifname, (unsigned)h->tag,
+					gamma_hostname());
+		else
+			GAMMA_VERBOSE(10, "btl gamma: %s: dropped a message for tag %u", m->ifname,
+				      h->tag);
 		return;
 	}
 	/* The whole message, PML header included, is segment 0; the descriptor

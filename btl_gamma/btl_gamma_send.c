@@ -3,7 +3,8 @@
  * contract: send returns 1 only when the data left at once (inject) and the
  * caller did not ask for a callback; otherwise des_cbfunc runs on completion.
  * Sends the provider refuses with -FI_EAGAIN wait in m->pending, in order,
- * and leave from progress: never dropped, never spun on. */
+ * and leave from progress: never dropped, never spun on.  Any thread may
+ * call in (MPI_THREAD_MULTIPLE): see the locking note in btl_gamma.h. */
 #include "btl_gamma.h"
 
 #include <string.h>
@@ -19,8 +20,8 @@ static inline mca_btl_gamma_module_t *to_module(mca_btl_base_module_t *btl)
 }
 
 mca_btl_base_descriptor_t *gamma_alloc(mca_btl_base_module_t *btl,
-				       mca_btl_base_endpoint_t *endpoint, uint8_t order,
-				       size_t size, uint32_t flags)
+                                       mca_btl_base_endpoint_t *endpoint, uint8_t order,
+                                       size_t size, uint32_t flags)
 {
 	mca_btl_gamma_frag_t *frag = gamma_frag_get(to_module(btl), size);
 
@@ -45,9 +46,9 @@ int gamma_free(mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
  * else is packed into the frag.
  */
 mca_btl_base_descriptor_t *gamma_prepare_src(mca_btl_base_module_t *btl,
-					     mca_btl_base_endpoint_t *endpoint,
-					     struct opal_convertor_t *convertor, uint8_t order,
-					     size_t reserve, size_t *size, uint32_t flags)
+                                             mca_btl_base_endpoint_t *endpoint,
+                                             struct opal_convertor_t *convertor, uint8_t order,
+                                             size_t reserve, size_t *size, uint32_t flags)
 {
 	mca_btl_gamma_module_t *m = to_module(btl);
 	mca_btl_gamma_frag_t *frag;
@@ -61,15 +62,15 @@ mca_btl_base_descriptor_t *gamma_prepare_src(mca_btl_base_module_t *btl,
 	if (reserve + *size > m->super.btl_max_send_size)
 		*size = m->super.btl_max_send_size - reserve;
 	in_place = sizeof(struct gamma_hdr) + reserve + *size > m->inject_size &&
-		   !opal_convertor_need_buffers(convertor);
+	           !opal_convertor_need_buffers(convertor);
 	frag = gamma_frag_get(m, reserve + (in_place ? 0 : *size));
 	if (!frag)
 		return NULL;
 	max_data = *size;
 	if (max_data) {
 		/* In place, the convertor points iov_base at the user's data. */
-		iov.iov_base = in_place ? NULL
-					: (uint8_t *)frag->segment[0].seg_addr.pval + reserve;
+		iov.iov_base =
+		    in_place ? NULL : (uint8_t *)frag->segment[0].seg_addr.pval + reserve;
 		iov.iov_len = max_data;
 		if (opal_convertor_pack(convertor, &iov, &iov_count, &max_data) < 0) {
 			gamma_frag_return(frag);
@@ -101,10 +102,11 @@ void gamma_send_complete(mca_btl_gamma_frag_t *frag, int status)
 		gamma_frag_return(frag);
 }
 
+/* Called with m->lock held. */
 static void queue_pending(mca_btl_gamma_frag_t *frag)
 {
 	GAMMA_VERBOSE(100, "btl gamma: %s: provider busy, %zu-byte send queued",
-		      frag->module->ifname, gamma_frag_len(frag));
+	              frag->module->ifname, gamma_frag_len(frag));
 	opal_list_append(&frag->module->pending, &frag->base.super.super);
 }
 
@@ -113,56 +115,80 @@ static int send_failed(mca_btl_gamma_frag_t *frag, ssize_t rc)
 	char why[128];
 
 	snprintf(why, sizeof(why), "fi_send on %s failed: %s", frag->module->ifname,
-		 fi_strerror((int)-rc));
+	         fi_strerror((int)-rc));
 	gamma_endpoint_fail(frag->endpoint, why);
 	return OPAL_ERR_UNREACH;
 }
 
+/*
+ * Hands frag to the provider, or queues it behind the sends already
+ * waiting, in one step under m->lock so that sends from several threads
+ * keep one order.  Returns 1 if injected (no completion will come), 0 if
+ * sent or queued (the completion owns frag from here: do not touch it),
+ * or the provider's error (frag is still the caller's).
+ */
+static ssize_t post(mca_btl_gamma_module_t *m, mca_btl_gamma_frag_t *frag, bool may_inject)
+{
+	const size_t total = sizeof(struct gamma_hdr) + gamma_frag_len(frag);
+	ssize_t rc = -FI_EAGAIN;
+
+	OPAL_THREAD_LOCK(&m->lock);
+	if (!opal_list_is_empty(&m->pending)) {
+		queue_pending(frag);
+		rc = 0;
+		goto out;
+	}
+	if (may_inject) {
+		rc = gamma_fi_inject(m, frag->endpoint, frag->hdr, total);
+		if (rc == 0) {
+			rc = 1;
+			goto out;
+		}
+		if (rc != -FI_EAGAIN)
+			goto out;
+	}
+	rc = gamma_fi_send(frag);
+	if (rc == -FI_EAGAIN) {
+		queue_pending(frag);
+		rc = 0;
+	}
+out:
+	OPAL_THREAD_UNLOCK(&m->lock);
+	return rc;
+}
+
 int gamma_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
-	       mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag)
+               mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag)
 {
 	mca_btl_gamma_module_t *m = to_module(btl);
 	mca_btl_gamma_frag_t *frag = (mca_btl_gamma_frag_t *)des;
 	const size_t total = sizeof(struct gamma_hdr) + gamma_frag_len(frag);
+	const bool may_inject = total <= m->inject_size && des->des_segment_count == 1 &&
+	                        !(des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK);
 	ssize_t rc;
 
 	if (endpoint->failed)
 		return OPAL_ERR_UNREACH;
 	frag->endpoint = endpoint;
 	frag->hdr->tag = tag;
-	if (!opal_list_is_empty(&m->pending)) {
-		frag->callback_owed = true;
-		queue_pending(frag);
-		return OPAL_SUCCESS;
-	}
-	if (total <= m->inject_size && des->des_segment_count == 1 &&
-	    !(des->des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)) {
-		rc = gamma_fi_inject(m, endpoint, frag->hdr, total);
-		if (rc == 0) {
-			if (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP)
-				gamma_frag_return(frag);
-			return 1;
-		}
-		if (rc != -FI_EAGAIN)
-			return send_failed(frag, rc);
-	}
+	/* Set before the frag can complete in another thread. */
 	frag->callback_owed = true;
-	rc = gamma_fi_send(frag);
-	if (rc == -FI_EAGAIN) {
-		queue_pending(frag);
+	rc = post(m, frag, may_inject);
+	if (rc == 0)
 		return OPAL_SUCCESS;
+	frag->callback_owed = false;
+	if (rc == 1) {
+		if (des->des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP)
+			gamma_frag_return(frag);
+		return 1;
 	}
-	if (rc) {
-		frag->callback_owed = false;
-		return send_failed(frag, rc);
-	}
-	return OPAL_SUCCESS;
+	return send_failed(frag, rc);
 }
 
 int gamma_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
-		struct opal_convertor_t *convertor, void *header, size_t header_size,
-		size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
-		mca_btl_base_descriptor_t **descriptor)
+                struct opal_convertor_t *convertor, void *header, size_t header_size,
+                size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+                mca_btl_base_descriptor_t **descriptor)
 {
 	mca_btl_gamma_module_t *m = to_module(btl);
 	const size_t len = header_size + payload_size;
@@ -182,8 +208,8 @@ int gamma_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
 	memcpy(frag->segment[0].seg_addr.pval, header, header_size);
 	if (payload_size) {
 		struct iovec iov = {
-			.iov_base = (uint8_t *)frag->segment[0].seg_addr.pval + header_size,
-			.iov_len = payload_size,
+		    .iov_base = (uint8_t *)frag->segment[0].seg_addr.pval + header_size,
+		    .iov_len = payload_size,
 		};
 		uint32_t iov_count = 1;
 		size_t max_data = payload_size;
@@ -198,55 +224,52 @@ int gamma_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
 	frag->endpoint = endpoint;
 	/* The data is copied: from here on the BTL owns the message outright. */
 	frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
-	if (sizeof(struct gamma_hdr) + len <= m->inject_size) {
-		rc = gamma_fi_inject(m, endpoint, frag->hdr, sizeof(struct gamma_hdr) + len);
-		if (rc == 0) {
-			gamma_frag_return(frag);
-			return OPAL_SUCCESS;
-		}
-		if (rc != -FI_EAGAIN) {
-			int ret = send_failed(frag, rc);
-			gamma_frag_return(frag);
-			return ret;
-		}
-	}
-	rc = gamma_fi_send(frag);
-	if (rc == -FI_EAGAIN) {
-		queue_pending(frag);
+	rc = post(m, frag, sizeof(struct gamma_hdr) + len <= m->inject_size);
+	if (rc == 0)
+		return OPAL_SUCCESS;
+	if (rc == 1) {
+		gamma_frag_return(frag);
 		return OPAL_SUCCESS;
 	}
-	if (rc) {
-		int ret = send_failed(frag, rc);
-		gamma_frag_return(frag);
-		return ret;
-	}
-	return OPAL_SUCCESS;
+	rc = send_failed(frag, rc);
+	gamma_frag_return(frag);
+	return (int)rc;
 }
 
+/* From progress.  Failures are reported after m->lock is dropped: the
+ * PML's callbacks may send again. */
 int gamma_send_drain_pending(mca_btl_gamma_module_t *m)
 {
+	opal_list_t failed;
+	opal_list_item_t *item;
+	ssize_t err = 0;
 	int sent = 0;
 
-	if (m->draining)
-		return 0;
-	m->draining = true;
+	OBJ_CONSTRUCT(&failed, opal_list_t);
+	OPAL_THREAD_LOCK(&m->lock);
 	while (!opal_list_is_empty(&m->pending)) {
 		mca_btl_gamma_frag_t *frag;
 		ssize_t rc;
 
 		frag = (mca_btl_gamma_frag_t *)opal_list_get_first(&m->pending);
 		rc = gamma_fi_send(frag);
-
 		if (rc == -FI_EAGAIN)
 			break;
 		opal_list_remove_first(&m->pending);
 		if (rc) {
-			send_failed(frag, rc);
-			gamma_send_complete(frag, OPAL_ERR_UNREACH);
+			err = rc;
+			opal_list_append(&failed, &frag->base.super.super);
 			continue;
 		}
 		sent++;
 	}
-	m->draining = false;
+	OPAL_THREAD_UNLOCK(&m->lock);
+	while ((item = opal_list_remove_first(&failed))) {
+		mca_btl_gamma_frag_t *frag = (mca_btl_gamma_frag_t *)item;
+
+		send_failed(frag, err);
+		gamma_send_complete(frag, OPAL_ERR_UNREACH);
+	}
+	OBJ_DESTRUCT(&failed);
 	return sent;
 }

@@ -3,7 +3,8 @@
 #   fi_info -p gamma;  mpirun --mca btl self,vader,gamma ./app
 # Sets FI_PROVIDER_PATH (libfabric finds libgamma-fi.so) and
 # OMPI_MCA_mca_base_component_path (Open MPI finds mca_btl_gamma.so), and
-# FI_GAMMA_RAWD (the build tree's gamma-rawd helper).
+# FI_GAMMA_RAWD (the build tree's gamma-rawd helper). btl gamma finds its messages
+# (help-btl-gamma.txt) beside the component, in btl_gamma/component.
 
 _gm_top=$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")/.." && pwd)
 _gm_build=${GAMMA_BUILD_DIR:-$_gm_top}

@@ -1,8 +1,9 @@
 #!/bin/bash
 # When gamma cannot run, the job still runs over the other BTLs (every byte
-# checked by btl-smoke) and each rank prints one line saying what is wrong
-# and how to fix it: interface that does not exist, interface down,
-# provider not found.
+# checked by btl-smoke) and every rank prints one message (a topic of
+# btl_gamma/help-btl-gamma.txt) saying what is wrong and how to fix it:
+# interface that does not exist, interface down, provider not found, no
+# CAP_NET_RAW.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tools/gamma-env.sh"
@@ -22,35 +23,47 @@ mpicc=${MPICC:-mpicc.openmpi}
 command -v "$mpicc" >/dev/null || mpicc=mpicc
 "$mpicc" -O2 -o "$tmp/btl-smoke" "$top/tests/mpi/btl-smoke.c" || fail "cannot build btl-smoke"
 
-# run NAME EXPECTED-REGEX [mpirun args...]: the job passes over self,vader,tcp
-# and prints the expected line from every rank.
+# expect NAME OUTPUT WHAT-REGEX FIX-REGEX: each of the 2 ranks printed the
+# message once: its first line matches WHAT, a later line says how to fix
+# it (FIX).
+expect() {
+	local name=$1 out=$2 what=$3 fix=$4
+	[ "$(grep -c "^$what" <<<"$out")" -eq 2 ] ||
+		fail "$name: expected the message /$what/ once per rank: $out"
+	[ "$(grep -c -- "$fix" <<<"$out")" -eq 2 ] ||
+		fail "$name: expected each rank's message to say /$fix/: $out"
+	echo "ok: $name: $(grep -m1 "^$what" <<<"$out" | cut -c1-160)"
+}
+
+# run NAME WHAT-REGEX FIX-REGEX [mpirun args...]: the job passes over
+# self,vader,tcp and both ranks report the problem.
 run() {
-	local name=$1 want=$2 out rc
-	shift 2
+	local name=$1 what=$2 fix=$3 out rc
+	shift 3
 	out=$(timeout 120 mpirun -np 2 --bind-to none --mca pml ob1 \
 		--mca btl self,vader,tcp,gamma "$@" "$tmp/btl-smoke" 1048576 2>&1)
 	rc=$?
 	[ $rc -eq 0 ] || fail "$name: job failed (rc $rc): $out"
 	grep -q '^btl-smoke: OK$' <<<"$out" || fail "$name: data not verified: $out"
-	[ "$(grep -c "$want" <<<"$out")" -eq 2 ] ||
-		fail "$name: expected one line per rank matching /$want/: $out"
-	echo "ok: $name: $(grep -m1 "$want" <<<"$out" | cut -c1-160)"
+	expect "$name" "$out" "$what" "$fix"
 }
 
-run "missing interface" 'btl gamma: interface "doesnotexist0" .*does not exist.*ip link' \
+run "missing interface" \
+	'btl gamma: interface "doesnotexist0" .*does not exist' 'Fix: name one that `ip link` lists' \
 	--mca btl_gamma_if_include doesnotexist0
 
 mkdir "$tmp/noprov"
 run "provider not found" \
-	'btl gamma: libfabric provider "gamma" not found.*gamma-env.sh.*make install' \
+	'btl gamma: libfabric provider "gamma" not found' \
+	'Fix: `. tools/gamma-env.sh` in the gamma build tree, or `make install`' \
 	-x FI_PROVIDER_PATH="$tmp/noprov"
 
 if [ "$(id -u)" -eq 0 ]; then
 	veth=gbe$$
 	veth=${veth:0:15}
 	if ip link add "$veth" type veth peer name "${veth}p" 2>/dev/null; then
-		want="btl gamma: interface \"$veth\" is down.*ip link set $veth up"
-		run "interface down" "$want" --mca btl_gamma_if_include "$veth"
+		run "interface down" "btl gamma: interface \"$veth\" is down" \
+			"Fix: \`ip link set $veth up\`" --mca btl_gamma_if_include "$veth"
 	else
 		echo "skip: interface down (cannot create a veth pair here)"
 		veth=
@@ -65,9 +78,19 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 		mpirun -np 2 --bind-to none --mca pml ob1 --mca btl self,vader,tcp,gamma \
 		"$tmp/btl-smoke" 1048576 2>&1) || fail "no CAP_NET_RAW: job failed: $out"
 	grep -q '^btl-smoke: OK$' <<<"$out" || fail "no CAP_NET_RAW: data not verified: $out"
-	[ "$(grep -c 'btl gamma: .*CAP_NET_RAW.*setcap cap_net_raw+ep.*gamma-rawd' <<<"$out")" -eq 2 ] ||
-		fail "no CAP_NET_RAW: expected one line per rank naming CAP_NET_RAW, setcap and gamma-rawd: $out"
-	echo "ok: no CAP_NET_RAW: $(grep -m1 CAP_NET_RAW <<<"$out" | cut -c1-160)"
+	if grep -q "^btl gamma: this process lacks CAP_NET_RAW" <<<"$out"; then
+		expect "no CAP_NET_RAW" "$out" \
+			'btl gamma: this process lacks CAP_NET_RAW' \
+			'Fix: run as root or `setcap cap_net_raw+ep` the program, or install$'
+		[ "$(grep -c '^gamma-rawd (`make install` setcaps it)' <<<"$out")" -eq 2 ] ||
+			fail "no CAP_NET_RAW: message does not name gamma-rawd: $out"
+	else
+		expect "no CAP_NET_RAW" "$out" \
+			'btl gamma: .* permission denied (no CAP_NET_RAW)\.$' \
+			'Fix: run as root or `setcap cap_net_raw+ep` the program, or let the$'
+		[ "$(grep -c '^gamma-rawd helper (FI_GAMMA_RAWD)' <<<"$out")" -eq 2 ] ||
+			fail "no CAP_NET_RAW: message does not name gamma-rawd: $out"
+	fi
 else
 	echo "skip: no CAP_NET_RAW (needs root and setpriv)"
 fi

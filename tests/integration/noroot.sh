@@ -40,6 +40,8 @@ cp "$RAWD" "$WORK/bin/gamma-rawd"
 cp "$RAWD" "$WORK/bin/gamma-rawd-nocap"
 cp "$build/provider/.libs/libgamma-fi.so" "$WORK/prov/"
 cp -L "$build/btl_gamma/.libs/mca_btl_gamma.so" "$WORK/btl/"
+# btl gamma looks for its help file beside the component, as in the build tree.
+cp "$top/btl_gamma/help-btl-gamma.txt" "$WORK/btl/"
 chown "$NOBODY:$NOBODY" "$WORK/home" && chmod 700 "$WORK/home"
 setcap cap_net_raw+ep "$WORK/bin/gamma-rawd" 2>"$WORK/setcap.err" ||
 	skip "setcap failed here (file capabilities unsupported?): $(cat "$WORK/setcap.err")"

@@ -43,9 +43,8 @@ static inline void suite_usage_error(const char *prog, const char *msg)
 }
 
 /* Parses the common options; leaves program-specific ones in argv (compacted). */
-static inline void suite_init(int *argc, char ***argv)
+static inline void suite_start(int *argc, char ***argv)
 {
-	MPI_Init(argc, argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &S.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &S.size);
 	S.huge_bytes = (size_t)256 << 20;
@@ -69,6 +68,22 @@ static inline void suite_init(int *argc, char ***argv)
 	}
 	*argc = out;
 	(*argv)[out] = NULL;
+}
+
+static inline void suite_init(int *argc, char ***argv)
+{
+	MPI_Init(argc, argv);
+	suite_start(argc, argv);
+}
+
+/* MPI_Init_thread instead of MPI_Init; returns the level provided. */
+static inline int suite_init_thread(int *argc, char ***argv, int required)
+{
+	int provided = MPI_THREAD_SINGLE;
+
+	MPI_Init_thread(argc, argv, required, &provided);
+	suite_start(argc, argv);
+	return provided;
 }
 
 /* Records one error on this rank; the first few are printed with the rank. */

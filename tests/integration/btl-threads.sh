@@ -1,0 +1,38 @@
+#!/bin/bash
+# MPI_THREAD_MULTIPLE over btl gamma: one rank on each of the two hosts of
+# a --netns cluster, --mca btl self,gamma (nothing else reaches the other
+# host), 4 threads per rank each sending and receiving 8 B .. 1 MiB on its
+# own communicator or tag at once; tests/mpi/threads checks every byte.
+# Both ranks must open gamma with FI_THREAD_SAFE, and the data must have
+# crossed the cluster's bridge.
+. "$(dirname "$0")/cluster-lib.sh" bt
+PROG=$BUILT/mpi/threads
+[ -x "$PROG" ] || fail "$PROG not built (make check builds the MPI suite)"
+command -v mpirun >/dev/null || skip "mpirun not installed"
+ompi_info 2>/dev/null | grep -q 'MPI_THREAD_MULTIPLE: yes' ||
+	skip "this Open MPI was built without MPI_THREAD_MULTIPLE"
+. "$top/tools/gamma-env.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+up "$NAME" --nodes 2 --netns
+hf=$("$GC" hostfile "$NAME") || fail "hostfile"
+sub=$("$GC" subnet "$NAME") || fail "subnet"
+rx0=$(cat "/sys/class/net/gc-$NAME-p1/statistics/tx_bytes")
+out=$(timeout -k 10 240 mpirun --hostfile "$hf" -np 2 --map-by node --bind-to none \
+	--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
+	-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path \
+	--mca pml ob1 --mca btl self,gamma --mca btl_gamma_verbose 10 \
+	"$PROG" --threads 4 --rounds 4 2>&1)
+rc=$?
+echo "$out" | grep -v '^\[' | head -40
+[ $rc -eq 0 ] || fail "job failed (rc $rc): $(tail -30 <<<"$out")"
+grep -q '^ok: MPI_Init_thread provides MPI_THREAD_MULTIPLE$' <<<"$out" ||
+	fail "MPI_THREAD_MULTIPLE not provided: $out"
+grep -q '^ok: 4 threads per rank x 4 rounds' <<<"$out" || fail "data not verified: $out"
+grep -q '^done: 2 items, 0 failed$' <<<"$out" || fail "no clean summary: $out"
+[ "$(grep -c 'btl gamma: module on .* threading FI_THREAD_SAFE' <<<"$out")" -eq 2 ] ||
+	fail "expected both ranks to open gamma with FI_THREAD_SAFE: $out"
+# 4 threads x 4 rounds x 1974044 B towards node 1 (31.6 MB, headers aside), through its bridge port.
+rx=$(($(cat "/sys/class/net/gc-$NAME-p1/statistics/tx_bytes") - rx0))
+[ "$rx" -ge 31500000 ] || fail "only $rx bytes reached node 1 through the bridge"
+ok "MPI_THREAD_MULTIPLE over btl gamma: 4 threads per rank, 8 B .. 1 MiB, every byte checked ($rx bytes to node 1)"
