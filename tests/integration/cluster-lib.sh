@@ -57,7 +57,7 @@ residue()
 }
 
 # Start a receiver in the background (args: a command that runs gm-rawframe
-# recv), wait until it is listening; its output goes to $WORK/recv.out.
+# recv -w), wait until it is listening; its output goes to $WORK/recv.out.
 start_recv()
 {
 	: >"$WORK/recv.out"
@@ -73,9 +73,12 @@ start_recv()
 	fail "receiver not ready after 5 s: $(cat "$WORK/recv.out")"
 }
 
-# Wait for the receiver; print its result line.
+# The sender is done: tell the receiver (its TIMEOUT_MS runs from now on,
+# see gm-rawframe -w), wait for it; print its result line. Call it from the
+# shell that started the receiver, not from a $(...) subshell.
 wait_recv()
 {
+	kill -TERM $RECV_PID 2>/dev/null
 	wait $RECV_PID
 	grep 'gm-rawframe: received' "$WORK/recv.out" || fail "receiver printed no result: $(cat "$WORK/recv.out")"
 }
