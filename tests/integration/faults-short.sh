@@ -24,7 +24,8 @@ for f in "$PWD/tools/gm-faultwire" "$top/tests/tools/gm-faultwire"; do
 	[ -z "${FW_BIN:-}" ] && [ -x "$f" ] && export FW_BIN=$f
 done
 [ -n "${FW_BIN:-}" ] || { echo "FAIL: tests/tools/gm-faultwire not built"; exit 1; }
-timeout -k 10 240 "$top/tools/gamma-faults" --quick --assert --faults "mixed delay linkdown"
+# a bound for a hang, not for speed: 5 runs of up to 180 s each (gamma-faults)
+timeout -k 10 900 "$top/tools/gamma-faults" --quick --assert --faults "mixed delay linkdown"
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || echo "FAIL: tools/gamma-faults --quick exited $rc"
 exit $rc
