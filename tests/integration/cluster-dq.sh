@@ -17,12 +17,14 @@ send_mix()
 {
 	local c=$1 mac r
 	mac=$("$GC" exec "$c" 1 sh -c 'cat /sys/class/net/$GAMMA_IFACE/address')
-	start_recv timeout 30 "$GC" exec "$c" 1 sh -c "exec $RAWFRAME recv \$GAMMA_IFACE $ET $((NH + NL)) 5000"
+	start_recv timeout 30 "$GC" exec "$c" 1 sh -c "exec $RAWFRAME recv -w \$GAMMA_IFACE $ET $((NH + NL)) 5000"
 	timeout 20 "$GC" exec "$c" 0 sh -c "exec $RAWFRAME send -f 0x00 -p 0 \$GAMMA_IFACE $mac $ET $NH" \
 		>"$WORK/send.out" 2>&1 || fail "send high: $(cat "$WORK/send.out")"
 	timeout 20 "$GC" exec "$c" 0 sh -c "exec $RAWFRAME send -f 0x04 -p 6 -n $NH \$GAMMA_IFACE $mac $ET $NL" \
 		>"$WORK/send.out" 2>&1 || fail "send low: $(cat "$WORK/send.out")"
-	r=$(wait_recv)
+	# (not in a subshell: only this shell can wait for the receiver)
+	wait_recv >"$WORK/recv.line"
+	r=$(cat "$WORK/recv.line")
 	[ "$r" = "gm-rawframe: received $((NH + NL)) valid of $((NH + NL)) (0 invalid, 0 duplicate)" ] ||
 		fail "frames lost or damaged: $r"
 }

@@ -39,11 +39,34 @@ BGPIDS=
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-# up NAME ARGS...: bring a cluster up and remember to remove it.
+# up NAME ARGS...: bring a cluster up, remember to remove it, and wait
+# until its links carry frames.
 up()
 {
 	CLUSTERS="$CLUSTERS $1"
 	timeout 60 "$GC" up "$@" >"$WORK/up.out" 2>&1 || fail "gamma-cluster up $*: $(cat "$WORK/up.out")"
+	links_ready "$1"
+}
+
+# links_ready NAME: every link of cluster NAME is up with its carrier and every
+# bridge port forwards; until then the kernel drops what is sent.
+links_ready()
+{
+	local i f ns notready
+	for i in $(seq 300); do
+		notready=$({
+			ip -br link
+			for ns in $(ip netns list | awk -v p="gc-$1-" 'index($1, p) == 1 {print $1}'); do
+				ip -n "$ns" -br link
+			done
+		} | awk -v p="gc-$1-" 'index($1, p) == 1 && $2 != "UP" {print $1}'
+			for f in /sys/class/net/gc-"$1"-*/brport/state; do
+				[ -e "$f" ] && [ "$(cat "$f")" != 3 ] && echo "${f#/sys/class/net/} not forwarding"
+			done)
+		[ -z "$notready" ] && return 0
+		sleep 0.1
+	done
+	fail "cluster $1: links not ready after 30 s: $notready"
 }
 
 # Everything of cluster $1 that the system shows: links, namespaces, state.
@@ -57,7 +80,7 @@ residue()
 }
 
 # Start a receiver in the background (args: a command that runs gm-rawframe
-# recv), wait until it is listening; its output goes to $WORK/recv.out.
+# recv -w), wait until it is listening; its output goes to $WORK/recv.out.
 start_recv()
 {
 	: >"$WORK/recv.out"
@@ -73,9 +96,12 @@ start_recv()
 	fail "receiver not ready after 5 s: $(cat "$WORK/recv.out")"
 }
 
-# Wait for the receiver; print its result line.
+# The sender is done: tell the receiver (its TIMEOUT_MS runs from now on,
+# see gm-rawframe -w), wait for it; print its result line. Call it from the
+# shell that started the receiver, not from a $(...) subshell.
 wait_recv()
 {
+	kill -TERM $RECV_PID 2>/dev/null
 	wait $RECV_PID
 	grep 'gm-rawframe: received' "$WORK/recv.out" || fail "receiver printed no result: $(cat "$WORK/recv.out")"
 }

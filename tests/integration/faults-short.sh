@@ -5,8 +5,9 @@
 # corruption, 25% reordered through a slow htb class, by the eBPF program
 # tests/tools/gm-faults.bpf.c at the bridge ports' egress), then IS and CG with
 # every gamma frame delayed 1 ms +- 0.5 ms by gm-faultwire relays on the node
-# uplinks, then CG with one node's link down for 2 s mid-run. Asserts the
-# kernels verify and that the provider's counters (FI_GAMMA_STATS) show
+# uplinks, then a job exchanging verified data until told to stop
+# (tests/tools/gm-mpi-soak.c) with one node's link down for 2 s. Asserts the
+# jobs verify and that the provider's counters (FI_GAMMA_STATS) show
 # retransmits, duplicates, frames out of order and bad checksums where those
 # faults were injected, and that the relays delayed the ranks' frames.
 set -u
@@ -23,7 +24,8 @@ for f in "$PWD/tools/gm-faultwire" "$top/tests/tools/gm-faultwire"; do
 	[ -z "${FW_BIN:-}" ] && [ -x "$f" ] && export FW_BIN=$f
 done
 [ -n "${FW_BIN:-}" ] || { echo "FAIL: tests/tools/gm-faultwire not built"; exit 1; }
-timeout -k 10 240 "$top/tools/gamma-faults" --quick --assert --faults "mixed delay linkdown"
+# a bound for a hang, not for speed: 5 runs of up to 180 s each (gamma-faults)
+timeout -k 10 900 "$top/tools/gamma-faults" --quick --assert --faults "mixed delay linkdown"
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || echo "FAIL: tools/gamma-faults --quick exited $rc"
 exit $rc

@@ -49,8 +49,10 @@ trap 'exit 1' INT TERM HUP
 # late = frames that arrived after a higher sequence number; first_ms = first
 # arrival after the socket was ready; max_gap_ms = longest silence between
 # two arrivals (kernel receive timestamps); missing = sequence numbers 0..N-1 that never came.
+# Like gm-rawframe recv -w, it gives up only TIMEOUT_MS after SIGTERM (the
+# sender is done).
 cat >"$WORK/seqrecv.py" <<'EOF'
-import socket, struct, sys, time
+import signal, socket, struct, sys, time
 ifname, et, n, timeout_ms = sys.argv[1], int(sys.argv[2], 0), int(sys.argv[3]), int(sys.argv[4])
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(et))
 s.setsockopt(socket.SOL_SOCKET, 33, 32 << 20)  # SO_RCVBUFFORCE
@@ -59,16 +61,20 @@ s.bind((ifname, et))
 start = time.time()
 print("seqrecv: ready", flush=True)
 seen, late, hi, first, last, gap = set(), 0, -1, None, None, 0.0
-deadline = time.monotonic() + timeout_ms / 1000
+sender_done = []
+signal.signal(signal.SIGTERM, lambda *_: sender_done.append(time.monotonic()))
 while len(seen) < n:
-    left = deadline - time.monotonic()
-    if left <= 0:
+    # before SIGTERM: look for it every 0.1 s (a blocking receive would resume after it)
+    left = sender_done[0] + timeout_ms / 1000 - time.monotonic() if sender_done else 0.1
+    if sender_done and left <= 0:
         break
     s.settimeout(left)
     try:
         f, anc, _, _ = s.recvmsg(65536, 64)
     except socket.timeout:
-        break
+        if sender_done:
+            break
+        continue
     # When the frame reached the interface, not when this script got to it.
     now = time.time()
     for lvl, typ, data in anc:
@@ -96,7 +102,8 @@ print("seq: got %d late %d first_ms %d max_gap_ms %d missing %d from %d to %d" %
 EOF
 
 # bg NAME CMD...: run CMD in the background, output in $WORK/NAME, and wait
-# until it says it is ready.
+# until it says it is ready. sender_done NAME...: SIGTERM to them (through
+# timeout), then wait for them.
 bg()
 {
 	local name=$1 i
@@ -112,25 +119,33 @@ bg()
 	done
 	fail "$name did not start: $(cat "$WORK/$name")"
 }
+sender_done()
+{
+	local name pid
+	for name in "$@"; do
+		eval "pid=\$pid_$name"
+		kill -TERM "$pid" 2>/dev/null
+		wait "$pid"
+	done
+	BGPIDS=
+}
 
 # cross N SIZE TIMEOUT_MS [EXPECT] [send options]: gm-rawframe sends N
 # frames from $FW_A to $FW_B while gm-rawframe and seqrecv listen on $FW_B
-# (the verifier waits for EXPECT frames, default N), then the wire goes
-# down.  Sets RF (verifier line), SEQ (seqrecv line).
+# (the verifier waits for EXPECT frames, default N, or TIMEOUT_MS after the
+# sender is done), then the wire goes down.  Sets RF (verifier line), SEQ
+# (seqrecv line).
 cross()
 {
 	local n=$1 size=$2 t=$3 expect=${4:-$1} mac src
 	shift 4 2>/dev/null || shift $#
 	mac=$(cat "/sys/class/net/$FW_B/address")
 	src=$(cat "/sys/class/net/$FW_A/address")
-	# Each receiver's timeout runs from its own start: the slow-starting one
-	# first, and with a second more.
-	bg seq timeout 60 python3 "$WORK/seqrecv.py" "$FW_B" $ET "$n" $((t + 1000))
-	bg rf timeout 60 "$RAWFRAME" recv -F "$src" "$FW_B" $ET "$expect" "$t"
+	bg seq timeout 120 python3 "$WORK/seqrecv.py" "$FW_B" $ET "$n" "$t"
+	bg rf timeout 120 "$RAWFRAME" recv -w -F "$src" "$FW_B" $ET "$expect" "$t"
 	timeout 60 "$RAWFRAME" send -s "$size" "$@" "$FW_A" "$mac" $ET "$n" >"$WORK/send" 2>&1 ||
 		fail "sender: $(cat "$WORK/send")"
-	wait "$pid_rf" "$pid_seq"
-	BGPIDS=
+	sender_done rf seq
 	RF=$(grep '^gm-rawframe: received' "$WORK/rf")
 	SEQ=$(grep '^seq:' "$WORK/seq")
 	[ -n "$RF" ] && [ -n "$SEQ" ] || fail "receivers: $(cat "$WORK/rf" "$WORK/seq")"
@@ -150,9 +165,9 @@ cross 2000 1486 5000
 ok "clean wire: 2000 full-size frames arrive intact, in order"
 fw_up fc || fail "fw_up"
 mac=$(cat "/sys/class/net/$FW_A/address")
-bg rf timeout 60 "$RAWFRAME" recv -F "$(cat "/sys/class/net/$FW_B/address")" "$FW_A" $ET 500 5000
+bg rf timeout 120 "$RAWFRAME" recv -w -F "$(cat "/sys/class/net/$FW_B/address")" "$FW_A" $ET 500 5000
 timeout 60 "$RAWFRAME" send -s 1000 "$FW_B" "$mac" $ET 500 >"$WORK/send" 2>&1 || fail "sender"
-wait "$pid_rf"
+sender_done rf
 r=$(grep '^gm-rawframe: received' "$WORK/rf")
 [ "$r" = "gm-rawframe: received 500 valid of 500 (0 invalid, 0 duplicate)" ] || fail "B to A: $r"
 fw_down
@@ -228,7 +243,7 @@ ok "--delay 100ms --jitter 20ms: all 1000 intact, first after $first ms, $(field
 # everything for 700 ms.  One contiguous run of frames is missing, and the
 # receiver hears nothing for at least the window.
 fw_up fw --down-after 300 --down-for 700 || fail "fw_up"
-cross 1200 200 8000 1200 -i 1000
+cross 1200 200 3000 1200 -i 1000
 set -- "$(field "$SEQ" missing)" "$(field "$SEQ" from)" "$(field "$SEQ" to)"
 gap=$(field "$SEQ" max_gap_ms)
 [ "$1" -gt 0 ] && [ "$1" = "$(c12 down)" ] && [ $(($3 - $2 + 1)) = "$1" ] && [ "$2" -gt 0 ] &&

@@ -72,12 +72,14 @@ start_recv() {
 }
 
 # pair NAME N [sender args...]: receiver in B, sender in A, both must verify.
+# The receiver keeps acknowledging until the sender has all its acks.
 pair() {
 	local name=$1 n=$2
 	shift 2
-	start_recv "$B" "$VB" 7 "$tmp/$name.recv.log" -n "$n" -t 50
+	start_recv "$B" "$VB" 7 "$tmp/$name.recv.log" -n "$n" -t 50 -l "$tmp/$name.done"
 	ip netns exec "$A" timeout 60 "$bin" send -i "$VA" -p 9 -d "$MACB/7" -n "$n" -t 50 "$@" \
 		>"$tmp/$name.send.log" 2>&1 || fail "$name: sender: $(cat "$tmp/$name.send.log")"
+	touch "$tmp/$name.done"
 	wait "$rpid" || fail "$name: receiver: $(cat "$tmp/$name.recv.log")"
 	grep "^OK" "$tmp/$name.recv.log"
 	grep "^OK" "$tmp/$name.send.log"
@@ -136,25 +138,31 @@ run_faults
 
 # A receiver killed mid-stream: the sender fails its outstanding frames.
 start_recv "$B" "$VB" 7 "$tmp/kill.recv.log" -n 1000000000 -t 50 -q
-ip netns exec "$A" timeout 30 "$bin" send -i "$VA" -p 9 -d "$MACB/7" -n 1000000000 -t 25 \
+ip netns exec "$A" timeout 60 "$bin" send -i "$VA" -p 9 -d "$MACB/7" -n 1000000000 -t 50 \
 	-T 1000 -x >"$tmp/kill.send.log" 2>&1 &
 spid=$!
 pids+=("$spid")
-for _ in $(seq 200); do grep -qs "^send: " "$tmp/kill.send.log" && break; sleep 0.05; done
-sleep 1
+# Mid-stream: the receiver has verified its first 1000 messages.
+for _ in $(seq 1200); do
+	grep -qs "^recv: streaming" "$tmp/kill.recv.log" && break
+	kill -0 "$spid" 2>/dev/null && kill -0 "$rpid" 2>/dev/null || break
+	sleep 0.05
+done
+grep -qs "^recv: streaming" "$tmp/kill.recv.log" || fail "killed receiver: the stream never started"
 killtree "$rpid"
 wait "$rpid" 2>/dev/null
 wait "$spid" || fail "killed receiver: $(cat "$tmp/kill.send.log")"
 grep "^OK" "$tmp/kill.send.log"
 
 # Local communication: both processes on the same interface.
-start_recv "$A" "$VA" 7 "$tmp/local.recv.log" -n 20000 -t 50
+start_recv "$A" "$VA" 7 "$tmp/local.recv.log" -n 20000 -t 50 -l "$tmp/local.done"
 ip netns exec "$A" timeout 60 "$bin" send -i "$VA" -p 9 -d "$MACA/7" -n 20000 -t 50 -L \
 	>"$tmp/local.send.log" 2>&1 || fail "local: sender: $(cat "$tmp/local.send.log")"
+touch "$tmp/local.done"
 wait "$rpid" || fail "local: receiver: $(cat "$tmp/local.recv.log")"
 grep "^OK" "$tmp/local.recv.log"
 grep "^OK" "$tmp/local.send.log"
-# Seen once: the receiver (which lingers) got exactly the frames sent to it.
+# The receiver outlived the sender: it got exactly the frames sent to it.
 txrx() { sed -n "s/^gamma stats.*: tx \([0-9]*\) frames.*, rx \([0-9]*\) frames.*/\1 \2/p" "$1"; }
 read -r stx srx <<<"$(txrx "$tmp/local.send.log")"
 read -r rtx rrx <<<"$(txrx "$tmp/local.recv.log")"
@@ -169,8 +177,8 @@ read -r stx srx <<<"$(txrx "$tmp/self.log")"
 # (an ack sent while closing is not received: allow two)
 [ "$srx" -le "$stx" ] && [ $((stx - srx)) -le 2 ] || fail "self: sent $stx frames, received $srx"
 
-# A busy port is refused.
-start_recv "$A" "$VA" 7 "$tmp/busy.recv.log" -n 1 -t 5
+# A busy port is refused (the holder waits until it is killed).
+start_recv "$A" "$VA" 7 "$tmp/busy.recv.log" -n 1 -t 60
 ip netns exec "$A" timeout 10 "$bin" recv -i "$VA" -p 7 -n 1 -t 1 >"$tmp/busy2.log" 2>&1 &&
 	fail "second process got busy port 7"
 grep -q "in use" "$tmp/busy2.log" || fail "busy port: $(cat "$tmp/busy2.log")"

@@ -181,11 +181,11 @@ done
 grep -q '\[1/' "$WORK/out2" || { cat "$WORK/out2"; fail "the run never started its first benchmark"; }
 name=$(awk '/^cluster:/ {sub(/,$/, "", $2); print $2}' "$WORK/res2/run.txt")
 kill -"$sig" "$bg"
-for _ in $(seq 300); do
+for _ in $(seq 600); do
 	kill -0 "$bg" 2>/dev/null || break
 	sleep 0.1
 done
-kill -0 "$bg" 2>/dev/null && fail "the run did not stop within 30 s of SIG$sig"
+kill -0 "$bg" 2>/dev/null && fail "the run did not stop within 60 s of SIG$sig"
 wait "$bg"
 rc=$?
 bg=

@@ -10,12 +10,13 @@ ET=0x88B5
 node_mac() { "$GC" exec "$1" "$2" sh -c 'cat /sys/class/net/$GAMMA_IFACE/address'; }
 
 # cross CLUSTER COUNT TIMEOUT_MS SIZE: node 0 sends COUNT frames to node 1;
-# prints the receiver's result line.
+# prints the receiver's result line (it waits TIMEOUT_MS after the sender is
+# done for frames that are still on their way).
 cross()
 {
 	local c=$1 n=$2 t=$3 s=$4 mac
 	mac=$(node_mac "$c" 1) || fail "no MAC for node 1"
-	start_recv timeout 30 "$GC" exec "$c" 1 sh -c "exec $RAWFRAME recv \$GAMMA_IFACE $ET $n $t"
+	start_recv timeout 30 "$GC" exec "$c" 1 sh -c "exec $RAWFRAME recv -w \$GAMMA_IFACE $ET $n $t"
 	timeout 30 "$GC" exec "$c" 0 sh -c "exec $RAWFRAME send -s $s \$GAMMA_IFACE $mac $ET $n" \
 		>"$WORK/send.out" 2>&1 || fail "sender: $(cat "$WORK/send.out")"
 	grep -q "sent $n frames" "$WORK/send.out" || fail "sender: $(cat "$WORK/send.out")"

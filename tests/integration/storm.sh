@@ -14,7 +14,8 @@ for d in "$PWD/../npb-runs/bin" "$top/npb-runs/bin"; do
 done
 [ -x "$PWD/mpi/storm" ] && export MPI_BINDIR=$PWD/mpi
 [ -x "${MPI_BINDIR:-$top/tests/mpi}/storm" ] || { echo "FAIL: tests/mpi/storm not built (make check builds it)"; exit 1; }
-timeout -k 10 150 "$top/tools/gamma-faults" --storm --quick
+# a bound for a hang, not for speed: 2 runs of up to 300 s each (gamma-faults)
+timeout -k 10 600 "$top/tools/gamma-faults" --storm --quick
 rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || echo "FAIL: tools/gamma-faults --storm exited $rc"
 exit $rc

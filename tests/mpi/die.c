@@ -50,14 +50,17 @@ int main(int argc, char **argv)
 	MPI_Barrier(MPI_COMM_WORLD);
 
 	if (S.rank == victim) {
-		/* Start a large send so the death happens mid-transfer. */
 		MPI_Request rq;
 		int flag;
+		/* Every other rank has its receive from us posted... */
+		for (int i = 0; i < S.size - 1; i++)
+			MPI_Recv(&flag, 1, MPI_INT, MPI_ANY_SOURCE, 3, MPI_COMM_WORLD,
+			         MPI_STATUS_IGNORE);
+		/* ...and a large send starts, so the death happens mid-transfer. */
 		suite_fill(s, BIG, suite_seed(S.rank, BIG, 99));
 		MPI_Isend(s, BIG, MPI_BYTE, (victim + 1) % S.size, 2, MPI_COMM_WORLD, &rq);
 		for (int i = 0; i < 50; i++)
 			MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
-		usleep(200000); /* let the others block in their receives */
 		fprintf(stderr, "die: rank %d dies now (%s) with a %d-byte send in flight\n",
 		        S.rank, mode, BIG);
 		fflush(stderr);
@@ -71,10 +74,15 @@ int main(int argc, char **argv)
 			MPI_Abort(MPI_COMM_WORLD, 7);
 		_exit(8); /* not reached */
 	}
-	/* Everyone else: blocked receiving from the victim, forever. */
-	for (;;) {
+	/* Everyone else: blocked receiving from the victim, forever; the victim
+	 * is told when the first receive is posted. */
+	for (int posted = 0;; posted = 1) {
 		MPI_Status st;
-		MPI_Recv(r, BIG + SUITE_GUARD, MPI_BYTE, victim, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+		MPI_Request rq;
+		MPI_Irecv(r, BIG + SUITE_GUARD, MPI_BYTE, victim, MPI_ANY_TAG, MPI_COMM_WORLD, &rq);
+		if (!posted)
+			MPI_Send(&posted, 1, MPI_INT, victim, 3, MPI_COMM_WORLD);
+		MPI_Wait(&rq, &st);
 		fprintf(stderr, "die: rank %d received %s from rank %d, waiting for more\n", S.rank,
 		        "a message", victim);
 	}

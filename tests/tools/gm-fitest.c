@@ -203,16 +203,36 @@ static void xfer(struct side *a, struct side *b, size_t len, bool tagged, bool p
 	else
 		CHK(fi_send(a->ep, sbuf, len, NULL, a->peer, &sctx));
 	if (!post_first) {
-		/* Let the message arrive unexpected before the receive exists. */
+		/* The message must wait unexpected before its receive exists: peek
+		 * (answered at once, found or not) until it is there. */
+		struct fi_context pctx;
 		double t0 = now_s();
-		while (now_s() - t0 < 0.05) {
-			if (fi_cq_read(b->cq, &e, 0) != -FI_EAGAIN)
-				die("completion before any receive was posted");
+		for (bool seen = false; !seen;) {
+			if (tagged) {
+				struct fi_msg_tagged m = {
+				    .addr = b->peer, .tag = tag, .context = &pctx};
+				CHK(fi_trecvmsg(b->ep, &m, FI_PEEK));
+			} else {
+				struct fi_msg m = {.addr = b->peer, .context = &pctx};
+				CHK(fi_recvmsg(b->ep, &m, FI_PEEK));
+			}
+			ssize_t r = fi_cq_read(b->cq, &e, 1);
+			if (r == -FI_EAVAIL) {
+				CHK(fi_cq_readerr(b->cq, &err, 0));
+				if (err.err != FI_ENOMSG || err.op_context != &pctx)
+					die("completion before any receive was posted");
+			} else if (r != 1 || e.op_context != &pctx || e.len != len) {
+				die("peek: %zd, len %zu (want %zu)", r, e.len, len);
+			} else {
+				seen = true;
+			}
 			if (fi_cq_read(a->cq, &e, 1) == 1) {
 				if (e.op_context != &sctx)
 					die("foreign send completion");
 				done |= 1;
 			}
+			if (now_s() - t0 > 60)
+				die("%zu B: the message never arrived", len);
 		}
 		if (tagged)
 			CHK(fi_trecv(b->ep, rbuf, len, NULL, b->peer, tag, 0, &rctx));
@@ -504,9 +524,9 @@ static void run_kill(void)
 		CHK(fi_av_insert(B.av, addr, 1, &B.peer, 0, NULL));
 		CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 1, 0, &rc));
 		expect_ok(&B, NULL, &rc, "child recv");
-		/* keep acking briefly so the parent's send completes, then die */
-		double t0 = now_s();
-		while (now_s() - t0 < 0.3) {
+		/* keep acking until the parent's send completed, then die */
+		struct pollfd p = {.fd = down[0], .events = POLLIN};
+		while (poll(&p, 1, 0) == 0) {
 			struct fi_cq_tagged_entry e;
 			fi_cq_read(B.cq, &e, 1);
 		}
@@ -524,6 +544,8 @@ static void run_kill(void)
 	struct fi_context sc, sc2;
 	CHK(fi_tsend(A.ep, msg, sizeof(msg), NULL, A.peer, 1, &sc));
 	expect_ok(&A, NULL, &sc, "send to live peer");
+	if (write(down[1], "k", 1) != 1)
+		die("pipe write");
 	waitpid(pid, NULL, 0);
 	static uint8_t big[1 << 20];
 	double t0 = now_s();

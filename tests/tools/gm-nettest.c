@@ -1,7 +1,11 @@
 /*
  * gm-nettest: drives gm_net (the provider's lower half) over a real
  * interface.  Modes:
- *   recv     -i IF -p PORT -n N            receive N messages, verify order and every byte
+ *   recv     -i IF -p PORT -n N            receive N messages, verify order and every byte;
+ *                                          says "recv: streaming" after the first 1000;
+ *                                          -l FILE: then keep acknowledging until FILE
+ *                                          exists (the test creates it when the sender
+ *                                          is done), so the sender gets its last acks
  *   send     -i IF -p PORT -d MAC:PORT -n N  send N messages of varying size (<= -s),
  *                                          wait until every one is acked
  *   pingpong -i IF -p PORT -d MAC:PORT -n N [-c]  8-byte ping-pong (-c: client, timed)
@@ -40,7 +44,7 @@ struct fi_provider gm_prov = {
 struct gm_params gm_params;
 
 static struct {
-	const char *mode, *ifname;
+	const char *mode, *ifname, *linger;
 	uint16_t port;
 	struct gm_addr dst;
 	bool have_dst, client, expect_fail, low, quiet, busy;
@@ -207,7 +211,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 	        "usage: gm-nettest recv|send|pingpong|self -i IF -p PORT [-d MAC/PORT] [-n N] "
-	        "[-s MAXSIZE] [-t S] [-T MS] [-r US] [-w N] [-k KEY] [-c] [-x] [-L] [-q] [-b]\n");
+	        "[-s MAXSIZE] [-t S] [-T MS] [-r US] [-w N] [-k KEY] [-l FILE] [-c] [-x] [-L] [-q] "
+	        "[-b]\n");
 	exit(2);
 }
 
@@ -244,13 +249,21 @@ static int run(struct gm_net *net, struct gm_port *port)
 		return fprintf(stderr, "FAIL: gm_peer_get\n"), 1;
 	g_maxp = max_payload(net);
 	if (!strcmp(o.mode, "recv")) {
-		while (s.delivered < o.n && !s.bad && now_s() < deadline)
+		bool streaming = false;
+
+		while (s.delivered < o.n && !s.bad && now_s() < deadline) {
 			if (!gm_net_progress(net) && !o.busy)
 				gm_net_wait(net, 10);
+			/* a test that acts mid-stream waits for this, not for a time */
+			if (!streaming && s.delivered >= 1000) {
+				streaming = true;
+				fprintf(stderr, "recv: streaming, %" PRIu64 " messages verified\n",
+				        s.delivered);
+			}
+		}
 		double cpu = cpu_s() - cpu0;
 
-		/* Linger so the sender gets the final acks. */
-		for (double t = now_s(); now_s() < t + 0.3;)
+		while (o.linger && access(o.linger, F_OK) && now_s() < deadline)
 			if (!gm_net_progress(net))
 				gm_net_wait(net, 10);
 		if (s.bad || s.delivered < o.n) {
@@ -378,7 +391,7 @@ int main(int argc, char **argv)
 		usage();
 	o.mode = argv[1];
 	optind = 2;
-	while ((c = getopt(argc, argv, "i:p:d:n:s:t:T:r:w:k:cxLqb")) != -1) {
+	while ((c = getopt(argc, argv, "i:p:d:n:s:t:T:r:w:k:l:cxLqb")) != -1) {
 		switch (c) {
 		case 'i':
 			o.ifname = optarg;
@@ -419,6 +432,9 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			o.low = true;
+			break;
+		case 'l':
+			o.linger = optarg;
 			break;
 		case 'q':
 			o.quiet = true;

@@ -6,7 +6,7 @@
  *
  *   gm-rawframe send [-f FLAGS] [-s BYTES] [-i USEC] [-n FIRST] [-p PRIO]
  *                    IFACE DST_MAC ETHERTYPE COUNT
- *   gm-rawframe recv [-q] IFACE ETHERTYPE COUNT TIMEOUT_MS
+ *   gm-rawframe recv [-q] [-w] [-F SRC_MAC] IFACE ETHERTYPE COUNT TIMEOUT_MS
  *
  * The payload after the Ethernet header looks like a gamma header where a
  * tc classifier looks (version 1 at byte 0, FLAGS at byte 2) and then carries
@@ -15,6 +15,9 @@
  * valid frames with sequence numbers 0..COUNT-1, and prints
  *   gm-rawframe: received V valid of COUNT (I invalid, D duplicate)
  * Exit status: 0 when all COUNT arrived, 1 when not (timeout), 2 on errors.
+ * TIMEOUT_MS runs from the start, or with -w from SIGTERM: a test that
+ * expects fewer than COUNT frames sends it once its sender is done, so a
+ * receiver never gives up before the frames were even sent.
  * recv prints "gm-rawframe: ready" once its socket is bound (scripts wait
  * for it before starting the sender).
  */
@@ -25,6 +28,7 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +57,7 @@ static void usage(void)
 	        "usage: gm-rawframe send [-f FLAGS] [-s BYTES] [-i USEC] [-n FIRST] [-p PRIO] "
 	        "IFACE DST_MAC\n"
 	        "                        ETHERTYPE COUNT\n"
-	        "       gm-rawframe recv [-q] [-F SRC_MAC] IFACE ETHERTYPE COUNT TIMEOUT_MS\n"
+	        "       gm-rawframe recv [-q] [-w] [-F SRC_MAC] IFACE ETHERTYPE COUNT TIMEOUT_MS\n"
 	        "  -F MAC    recv: ignore frames from other sources (other jobs on the host)\n"
 	        "  -f FLAGS  byte 2 of the payload (gamma flags; 0x04 = low class), default 0\n"
 	        "  -s BYTES  payload bytes after the Ethernet header (%d..%d), default 64\n"
@@ -61,7 +65,9 @@ static void usage(void)
 	        "  -n FIRST  sequence number of the first frame (default 0), so that several\n"
 	        "            senders can feed one receiver\n"
 	        "  -p PRIO   SO_PRIORITY of the sending socket (skb->priority), default unset\n"
-	        "  -q        recv: do not print the ready line\n",
+	        "  -q        recv: do not print the ready line\n"
+	        "  -w        recv: TIMEOUT_MS counts from SIGTERM (the sender is done), not the "
+	        "start\n",
 	        MIN_PAYLOAD, MAX_FRAME - ETH_HLEN_);
 	exit(2);
 }
@@ -259,16 +265,27 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static volatile sig_atomic_t sender_done;
+
+static void on_sender_done(int sig)
+{
+	(void)sig;
+	sender_done = 1;
+}
+
 static int do_recv(int argc, char **argv)
 {
-	int quiet = 0, opt, from_set = 0;
+	int quiet = 0, opt, from_set = 0, wait_term = 0;
 	uint8_t want_src[6];
-	while ((opt = getopt(argc, argv, "+qF:")) != -1) {
+	while ((opt = getopt(argc, argv, "+qwF:")) != -1) {
 		if (opt == 'q') {
 			quiet = 1;
+		} else if (opt == 'w') {
+			wait_term = 1;
 		} else if (opt == 'F') {
-			if (sscanf(optarg, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &want_src[0], &want_src[1],
-				   &want_src[2], &want_src[3], &want_src[4], &want_src[5]) != 6)
+			if (sscanf(optarg, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &want_src[0],
+			           &want_src[1], &want_src[2], &want_src[3], &want_src[4],
+			           &want_src[5]) != 6)
 				usage();
 			from_set = 1;
 		} else {
@@ -292,6 +309,18 @@ static int do_recv(int argc, char **argv)
 	uint8_t *seen = calloc(count ? count : 1, 1);
 	if (!seen)
 		die("calloc");
+	/* SIGTERM stays blocked but while waiting in ppoll: no wakeup is lost. */
+	sigset_t waitmask;
+	sigprocmask(SIG_SETMASK, NULL, &waitmask);
+	if (wait_term) {
+		struct sigaction sa = {.sa_handler = on_sender_done};
+		sigset_t term;
+		sigemptyset(&term);
+		sigaddset(&term, SIGTERM);
+		sigprocmask(SIG_BLOCK, &term, NULL);
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	if (!quiet) {
 		printf("gm-rawframe: ready\n");
 		fflush(stdout);
@@ -299,13 +328,16 @@ static int do_recv(int argc, char **argv)
 
 	static uint8_t frame[MAX_FRAME];
 	unsigned long good = 0, bad = 0, dup = 0;
-	long long deadline = now_ms() + (long long)timeout;
+	long long deadline = wait_term ? -1 : now_ms() + (long long)timeout;
 	while (good < count) {
-		long long left = deadline - now_ms();
-		if (left <= 0)
+		if (deadline < 0 && sender_done)
+			deadline = now_ms() + (long long)timeout;
+		long long left = deadline < 0 ? 0 : deadline - now_ms();
+		if (deadline >= 0 && left <= 0)
 			break;
+		struct timespec tmo = {.tv_sec = left / 1000, .tv_nsec = left % 1000 * 1000000};
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		int r = poll(&pfd, 1, (int)left);
+		int r = ppoll(&pfd, 1, deadline < 0 ? NULL : &tmo, &waitmask);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
