@@ -40,12 +40,22 @@
 
 #include "floor/floor.h"
 
-double fl_now(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts); /* the clock of the ring's arrival stamps */
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double fl_now(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+double fl_wall(void)
+{
+	return clock_s(CLOCK_REALTIME);
 }
 
 void fl_hdr_put(uint8_t *p, const struct fl_hdr *h)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../pingpong/report.h"
 #include "floor.h"
 
 struct cli {
@@ -16,21 +17,9 @@ struct cli {
 	const struct fl_opts *o;
 	struct pp_pattern pat;
 	uint8_t rep; /* one number per bandwidth repetition of the whole run */
+	bool silent; /* the server stopped answering: no use saying goodbye */
 	struct fl_count got;
 };
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Takes the next frame from the server if it is of this kind, repetition and
  * sequence number (body copied to out); anything else is dropped. */
@@ -65,6 +54,7 @@ static int handshake(struct cli *c, uint8_t kind, const void *body, unsigned n, 
 			        "gamma-floor: no answer to the %s for %.0f s: is the server "
 			        "running on the host of that MAC, on the same link?\n",
 			        what, c->o->timeout);
+			c->silent = true;
 			return -1;
 		}
 		if (t >= again) {
@@ -101,6 +91,7 @@ static int run_lat(struct cli *c)
 					        "gamma-floor: ping %u of repetition %u: no "
 					        "pong for %.0f s\n",
 					        i, r, o->timeout);
+					c->silent = true;
 					goto fail;
 				}
 				if (t > again) { /* a lost frame: no protocol will resend it */
@@ -117,13 +108,13 @@ static int run_lat(struct cli *c)
 			if (i >= o->warmup)
 				rtt[i - o->warmup] = t - t0;
 		}
-		v[r] = median(rtt, o->iters) / 2 * 1e6;
+		v[r] = pp_median(rtt, o->iters) / 2 * 1e6;
 	}
 	free(rtt);
 	printf("# latency: 8-byte payload frames (%d bytes), one send per frame, the server "
 	       "sends each back;\n#   half of the median round trip, median over %u repetitions\n",
 	       ETH_HLEN + FL_HDR, o->reps);
-	printf("latency,%d,%.3f,us\n", FL_HDR, median(v, o->reps));
+	printf("latency,%d,%.3f,us\n", FL_HDR, pp_median(v, o->reps));
 	printf("# verified: %lu pongs, each with its ping's repetition and sequence number (%lu "
 	       "pings resent after 100 ms)\n",
 	       pongs, resent);
@@ -185,6 +176,7 @@ static int stream(struct cli *c, bool mmsg, double *mbps)
 			        "gamma-floor: no STOP from the server %.0f s after the "
 			        "interval\n",
 			        o->timeout);
+			c->silent = true;
 			goto out;
 		}
 	}
@@ -192,11 +184,7 @@ static int stream(struct cli *c, bool mmsg, double *mbps)
 	uint64_t *w = &g->frames;
 	for (unsigned i = 0; i < sizeof(*g) / sizeof(*w); i++)
 		w[i] = be64toh(w[i]);
-	if (!g->frames || !g->ns) {
-		fprintf(stderr, "gamma-floor: the server verified no frames in the interval\n");
-		goto out;
-	}
-	*mbps = (double)g->bytes / ((double)g->ns * 1e-9) / 1e6;
+	*mbps = g->ns ? (double)g->bytes / ((double)g->ns * 1e-9) / 1e6 : 0;
 	rc = 0;
 out:
 	free(hdr);
@@ -219,6 +207,11 @@ static int run_bw(struct cli *c, bool mmsg)
 		t.bytes += c->got.verified * o->size;
 		t.lost += c->got.lost;
 		t.invalid += c->got.invalid;
+		if (!c->got.frames && !c->got.invalid) {
+			fprintf(stderr,
+			        "gamma-floor: the server verified no frames in the interval\n");
+			return 1;
+		}
 	}
 	printf("# bandwidth: frames of %u payload bytes (%u on the wire), %s;\n#   the receiver "
 	       "counts %.2f s from the first frame, median over %u repetitions, MB = 10^6 B\n",
@@ -226,12 +219,12 @@ static int run_bw(struct cli *c, bool mmsg)
 	       o->seconds, o->reps);
 	if (mmsg)
 		printf("#   batches of %u frames\n", o->batch);
-	printf("bandwidth,%u,%.3f,MB/s\n", o->size, median(v, o->reps));
 	if (t.invalid) {
 		printf("# DATA CORRUPTION: %llu frames of wrong length, pattern or order\n",
 		       (unsigned long long)t.invalid);
 		return 3;
 	}
+	printf("bandwidth,%u,%.3f,MB/s\n", o->size, pp_median(v, o->reps));
 	printf("# verified: every byte of %llu frames (%llu bytes) at the receiver, sequence "
 	       "numbers in order (%llu lost to a full ring, not resent)\n",
 	       (unsigned long long)t.verified, (unsigned long long)t.bytes,
@@ -259,7 +252,7 @@ int fl_client(struct fl_link *l, const struct fl_opts *o)
 		rc = run_bw(&c, false);
 	if (!rc && (o->tests & FL_TEST_MMSG))
 		rc = run_bw(&c, true);
-	if (rc != 1 && handshake(&c, FL_BYE, NULL, 0, FL_BYE_ACK, "goodbye"))
+	if (!c.silent && handshake(&c, FL_BYE, NULL, 0, FL_BYE_ACK, "goodbye"))
 		rc = 1;
 	pp_pattern_fini(&c.pat);
 	return rc;

@@ -59,6 +59,8 @@ struct fl_opts {
 };
 
 double fl_now(void);
+/* The clock of the ring's arrival stamps (fl_link_stamp). */
+double fl_wall(void);
 void fl_hdr_put(uint8_t *p, const struct fl_hdr *h);
 /* 0 when the frame has a floor header (*h filled), -1 when it is too short. */
 int fl_hdr_get(const uint8_t *frame, unsigned len, struct fl_hdr *h);

@@ -24,7 +24,7 @@ static int send_stop(struct srv *s)
 	struct fl_count w = {htobe64(s->c.frames),   htobe64(s->c.bytes), htobe64(s->c.ns),
 	                     htobe64(s->c.verified), htobe64(s->c.lost),  htobe64(s->c.invalid)};
 
-	s->stop_sent = fl_now();
+	s->stop_sent = fl_wall(); /* compared with arrival stamps */
 	return fl_send_ctrl(s->l, &(struct fl_hdr){FL_STOP, s->rep, 0}, &w, sizeof(w));
 }
 
@@ -149,10 +149,9 @@ int fl_server(struct fl_link *l, const struct fl_opts *o)
 		}
 		if (++spins % 256)
 			continue;
-		double t = fl_now();
-		if (s.counting && t >= s.t0 + s.plan.interval_us * 1e-6)
+		if (s.counting && fl_wall() >= s.t0 + s.plan.interval_us * 1e-6)
 			rc = finish(&s);
-		else if (t > idle) {
+		else if (fl_now() > idle) {
 			fprintf(stderr, "gamma-floor: no frame from the client for %.0f s\n",
 			        o->timeout);
 			rc = -1;
