@@ -1,8 +1,9 @@
 #!/bin/bash
 # Smoke test of tools/gamma-bench --quick: on its own fresh virtual cluster,
-# every stack (libfabric gamma and tcp, Open MPI btl gamma and btl tcp,
-# MPICH over TCP) must run and verify its data, and the report must hold a
-# row for each. No timing is asserted: the machine is shared.
+# every stack (the raw-frame floor by send and sendmmsg, libfabric gamma and
+# tcp, Open MPI btl gamma and btl tcp, MPICH over TCP) must run and verify
+# its data, and the report must hold a row for each, the floor's beside
+# gamma's. No timing is asserted: the machine is shared.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${GAMMA_BUILD_DIR:-$(pwd)/..}
@@ -22,6 +23,25 @@ GAMMA_BUILD_DIR=$build timeout 1800 "$top/tools/gamma-bench" --quick --out "$out
 rc=$?
 [ $rc -eq 0 ] || fail "gamma-bench --quick exited $rc: $(tail -30 "$out/log")"
 grep -q '^gamma-bench: every run verified its data$' "$out/log" || fail "no verdict: $(tail "$out/log")"
+grep -q '^# verified: [1-9][0-9]* pongs, each with its ping.s repetition and sequence number' \
+	"$out/veth1500.floor.lat.cli" || fail "floor lat: no verified pongs: $(tail -3 "$out/veth1500.floor.lat.cli")"
+for st in floor floor-mmsg; do
+	grep -q '^# verified: every byte of [1-9][0-9]* frames ([1-9][0-9]* bytes) at the receiver' \
+		"$out/veth1500.$st.bw.cli" || fail "$st bw: no verified frames: $(tail -3 "$out/veth1500.$st.bw.cli")"
+	grep -q ' 0 invalid;' "$out/veth1500.$st.bw.srv" || fail "$st bw: receiver saw invalid frames"
+done
+grep -q '^veth1500,floor,latency,8,[0-9.]*,us,' "$out/results.csv" || fail "results.csv lacks the floor's latency"
+for st in floor floor-mmsg; do
+	grep -q "^veth1500,$st,bandwidth,1500,[0-9.]*,MB/s," "$out/results.csv" ||
+		fail "results.csv lacks $st bandwidth at frames of MTU 1500"
+done
+# The floor section: the floor itself at 1.00, gamma with a ratio to it.
+grep -Eq '^veth1500 +floor +\| +[0-9.]+ +1500 +1\.00 .*\| +[0-9.]+ +1\.00$' "$out/summary.txt" ||
+	fail "summary lacks the floor row: $(cat "$out/summary.txt")"
+for st in lf-gamma mpi-gamma; do
+	grep -Eq "^veth1500 +$st +\| +[0-9.]+ +1048576 +[0-9.]+ .*\| +[0-9.]+ +[0-9.]+\$" "$out/summary.txt" ||
+		fail "summary lacks $st against the floor: $(cat "$out/summary.txt")"
+done
 for st in lf-gamma lf-tcp; do
 	for t in lat bw rate; do
 		grep -q '^# verified: every byte of [1-9][0-9]* messages' "$out/veth1500.$st.$t.cli" ||
@@ -37,4 +57,4 @@ for st in lf-gamma lf-tcp mpi-gamma mpi-tcp mpich-tcp; do
 		grep -q "^veth1500,$st,$t,[0-9.]*," "$out/results.csv" || fail "results.csv lacks $st $t"
 	done
 done
-echo "ok: gamma-bench --quick ran every stack with verified data"
+echo "ok: gamma-bench --quick ran every stack and the raw-frame floor with verified data"

@@ -8,7 +8,7 @@
 # naming the host, before running anything; each launched process gets its
 # own host's interface; npb-runs/run --quick gives a table of verified rows
 # and records every host; gamma-faults runs on clean links (and refuses
-# shaping); gamma-bench --quick verifies every stack.
+# shaping); gamma-bench --quick verifies every stack and the floor.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${GAMMA_BUILD_DIR:-$(cd .. && pwd)}
@@ -174,7 +174,15 @@ if [ -x "$build/tools/gamma-pingpong" ] && command -v mpicc.mpich >/dev/null &&
 		done
 	done
 	grep -q "^$B " "$WORK/bench/hosts.txt" || fail "gamma-bench recorded no hosts"
-	ok "gamma-bench --hosts: every stack verified its data"
+	# The raw-frame floor on the hosts' own link (root here: it must run).
+	grep -q '^hosts,floor,latency,8,[0-9.]*,' "$WORK/bench/results.csv" || fail "gamma-bench: no floor latency row"
+	for st in floor floor-mmsg; do
+		grep -q "^hosts,$st,bandwidth,[1-9][0-9]*,[0-9.]*," "$WORK/bench/results.csv" ||
+			fail "gamma-bench: no $st bandwidth row"
+		grep -q '^# verified: every byte of [1-9][0-9]* frames' "$WORK/bench/hosts.$st.bw.cli" ||
+			fail "gamma-bench: $st verified no frames"
+	done
+	ok "gamma-bench --hosts: every stack and the raw-frame floor verified their data"
 else
 	echo "note: gamma-bench part skipped (gamma-pingpong, MPICH or /usr/bin/time missing)"
 fi
