@@ -77,13 +77,16 @@ grep -q 'Verification    =               SUCCESSFUL' <<<"$out" ||
 	fail "CG did not verify: $(tail -30 <<<"$out")"
 [ $aimed -gt 0 ] || fail "the job ended before its ports showed up in /proc/net/unix"
 tail -2 "$WORK/inject.out"
-# Sum a counter over a stats line: "... bad csum A hdr B port C key D version E ..."
+# Counters of a stats line: "... bad csum A hdr B port C key D version E; ...
+# peers failed F; bad mac G; ... restarts H ...".  The job has a secret, so
+# frames with its key id but no valid MAC count as bad mac (bad csum without).
 for n in "$n0" "$n1"; do
 	line=$(grep "^gamma stats $n:" <<<"$out") || fail "no FI_GAMMA_STATS line for $n: $out"
 	echo "$line"
-	read -r csum hdr key ver failed < <(sed -E 's/.*bad csum ([0-9]+) hdr ([0-9]+) port [0-9]+ key ([0-9]+) version ([0-9]+);.*peers failed ([0-9]+).*/\1 \2 \3 \4 \5/' <<<"$line")
-	[ "${csum:-0}" -gt 0 ] && [ "${key:-0}" -gt 0 ] && [ "${ver:-0}" -gt 0 ] ||
-		fail "$n: hostile frames not counted (bad csum '$csum' key '$key' version '$ver')"
+	read -r csum hdr key ver failed mac restarts < <(sed -E 's/.*bad csum ([0-9]+) hdr ([0-9]+) port [0-9]+ key ([0-9]+) version ([0-9]+);.*peers failed ([0-9]+);.*bad mac ([0-9]+);.*restarts ([0-9]+).*/\1 \2 \3 \4 \5 \6 \7/' <<<"$line")
+	[ "${mac:-0}" -gt 0 ] && [ "${key:-0}" -gt 0 ] && [ "${ver:-0}" -gt 0 ] ||
+		fail "$n: hostile frames not counted (bad mac '$mac' key '$key' version '$ver')"
 	[ "$failed" = 0 ] || fail "$n: hostile frames failed a real peer ($failed)"
+	[ "$restarts" = 0 ] || fail "$n: hostile frames restarted a real peer ($restarts)"
 done
 ok "CG class W verified over gamma under $aimed one-second volleys at its live ports; bad frames counted on both nodes"

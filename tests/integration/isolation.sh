@@ -80,7 +80,7 @@ for j in 1 2; do
 	eval "key$j=$keys"
 	grep "^gamma stats" <<<"$o"
 	# Both jobs' frames reached each interface's socket filter; none failed a peer.
-	grep "^gamma stats" <<<"$o" | grep -qv 'peers failed 0$' && fail "job $j: a peer failed"
+	grep "^gamma stats" <<<"$o" | grep -qv 'peers failed 0;' && fail "job $j: a peer failed"
 done
 [ "$key1" != "$key2" ] || fail "the two jobs got the same key $key1"
 ok "two concurrent MPI jobs on the same links verified; keys $key1 and $key2"

@@ -174,7 +174,7 @@ static size_t build(const struct cfg *c, enum kind k, uint8_t *f)
 	}
 	case K_CSUM:
 		gm_frame_seal(gm, len);
-		gm[offsetof(struct gm_hdr, csum) + rnd() % 4] ^= (uint8_t)(1 + rnd() % 255);
+		gm[offsetof(struct gm_hdr, tag) + rnd() % 4] ^= (uint8_t)(1 + rnd() % 255);
 		break;
 	case K_KEY:
 		gm_frame_seal(gm, len);
