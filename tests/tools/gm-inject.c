@@ -11,7 +11,8 @@
  * -m  destination MACs (the victims); -p  their live ports, if known (else
  * ports are guessed at random); -k  a key to stamp on the bad-sequence
  * frames (others always carry a random key).  Rate at most 100000/s, time
- * at most 600 s.  Every frame has our own source MAC.  Kinds, in turn:
+ * at most 600 s.  Frames have our own source MAC but for restart and ooo.
+ * Kinds, in turn:
  *
  *   random    random bytes of random length
  *   short     gamma header cut short (0..31 bytes)
@@ -22,7 +23,14 @@
  *   key       valid-checksum garbage for a live port with a wrong key
  *   port      well-formed frame to a random (forged) port
  *   seq       valid frame, sequence number far outside any window
+ *   restart   valid frame with the key, from another victim's MAC and a live
+ *             port, with a new session: a forged restart of that peer
+ *   ooo       valid frame with the key from a random (spoofed) source MAC,
+ *             out of order: fake sources trying to fill the reorder buffers
  *
+ * A job with a secret drops every frame (bad key, bad mac, ...); without
+ * one, the last three reach the reliability engine, which must neither
+ * restart the real peer nor run out of buffers.
  * Prints how many frames of each kind went out.
  */
 #define _GNU_SOURCE
@@ -47,9 +55,22 @@
 #define MAX_TIME    600
 #define FRAME_MAX   1514
 
-enum kind { K_RANDOM, K_SHORT, K_VERSION, K_TYPE, K_LEN, K_CSUM, K_KEY, K_PORT, K_SEQ, K_N };
-static const char *const kind_name[K_N] = {"random", "short", "version", "type", "len",
-					   "csum",   "key",   "port",    "seq"};
+enum kind {
+	K_RANDOM,
+	K_SHORT,
+	K_VERSION,
+	K_TYPE,
+	K_LEN,
+	K_CSUM,
+	K_KEY,
+	K_PORT,
+	K_SEQ,
+	K_RESTART,
+	K_OOO,
+	K_N
+};
+static const char *const kind_name[K_N] = {"random", "short", "version", "type",    "len", "csum",
+					   "key",    "port",  "seq",     "restart", "ooo"};
 
 static uint64_t rng;
 
@@ -197,6 +218,35 @@ static size_t build(const struct cfg *c, enum kind k, uint8_t *f)
 		h.session = (h.key ^ 0x5eed0000u) + h.src_port * 2654435761u;
 		h.seq = h.session + (1u << 20) + rnd() % (1u << 30);
 		h.flags = GM_F_SEQ;
+		gm_hdr_encode(gm, &h);
+		gm_frame_seal(gm, len);
+		break;
+	}
+	case K_RESTART:
+	case K_OOO: {
+		struct gm_hdr h;
+		unsigned d = rnd() % c->ndst;
+
+		gm_hdr_decode(gm, len, &h);
+		h.key = c->have_key ? c->key : badkey;
+		h.flags = GM_F_SEQ;
+		h.session = rnd();
+		memcpy(f, c->dst[d], 6);
+		if (k == K_RESTART && c->ndst > 1 && c->nport) {
+			/* As the job's other node, from one of its live ports. */
+			memcpy(f + 6, c->dst[(d + 1 + rnd() % (c->ndst - 1)) % c->ndst], 6);
+			h.src_port = c->port[rnd() % c->nport];
+			h.seq = h.session;
+		} else {
+			/* 1024 fake sources, locally administered unicast MACs. */
+			uint32_t id = rnd() % 1024;
+
+			f[6] = 0x02, f[7] = 0xfa, f[8] = 0x6e;
+			f[9] = (uint8_t)(id >> 16), f[10] = (uint8_t)(id >> 8), f[11] = (uint8_t)id;
+			h.src_port = (uint16_t)(1 + id);
+			h.session = 0x0fa6e000u + id;
+			h.seq = h.session + 1 + rnd() % 256;
+		}
 		gm_hdr_encode(gm, &h);
 		gm_frame_seal(gm, len);
 		break;
