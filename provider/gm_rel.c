@@ -952,6 +952,14 @@ static bool ack_stale(const struct gm_rel *rel, const struct gm_peer *pr, uint32
  * secret only a member of the job that received our challenge can do that;
  * without one, a station that sees our frames can.  Until then its frames
  * are dropped (it retransmits them) and the old state stays intact.
+ *
+ * Not covered: a peer we have no state for takes the session of its first
+ * valid frame.  The first frames of a stream, sent before their sender
+ * heard from us, carry no ack; replayed to a later incarnation of our port
+ * (same MAC and port number) that never met the sender, they are taken for
+ * a new stream's start and delivered.  With a secret only frames of the
+ * job itself can be replayed so, and a job that opens its endpoints once
+ * (MPI) has no later incarnation.
  */
 static bool restart_proven(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr,
                            const struct gm_hdr *h, uint64_t now)
