@@ -456,6 +456,16 @@ static struct gm_peer *peer_find(struct gm_port *port, const struct gm_addr *a)
 	return NULL;
 }
 
+static void peer_push_head(struct gm_port *port, struct gm_peer *pr)
+{
+	pr->pnext = port->peers;
+	if (port->peers)
+		port->peers->pprev = pr;
+	else
+		port->ptail = pr;
+	port->peers = pr;
+}
+
 struct gm_peer *gm_peer_get(struct gm_port *port, const struct gm_addr *remote)
 {
 	struct gm_peer *pr = peer_find(port, remote);
@@ -478,12 +488,7 @@ struct gm_peer *gm_peer_get(struct gm_port *port, const struct gm_addr *remote)
 	h = peer_hash(remote);
 	pr->hnext = port->bucket[h];
 	port->bucket[h] = pr;
-	pr->pnext = port->peers;
-	if (port->peers)
-		port->peers->pprev = pr;
-	else
-		port->ptail = pr;
-	port->peers = pr;
+	peer_push_head(port, pr);
 	port->rel->npeers++;
 	return pr;
 }
@@ -499,16 +504,6 @@ static void peer_unlink(struct gm_port *port, struct gm_peer *pr)
 	else
 		port->ptail = pr->pprev;
 	pr->pnext = pr->pprev = NULL;
-}
-
-static void peer_push_head(struct gm_port *port, struct gm_peer *pr)
-{
-	pr->pnext = port->peers;
-	if (port->peers)
-		port->peers->pprev = pr;
-	else
-		port->ptail = pr;
-	port->peers = pr;
 }
 
 /*
