@@ -48,6 +48,12 @@ kb=$(badkey "$b") ka=$(badkey "$a")
 grep "^gamma stats" <<<"$out" | grep -q ' bad mac 0;' ||
 	fail "frames under the right secret failed the MAC: $(grep '^gamma stats' <<<"$out")"
 ok "libfabric: same secret delivers; different secrets isolate; fi_setopt switches"
+# FI_GAMMA_REQUIRE_AUTH=1: an endpoint with a 4-byte key is refused.
+out=$(FI_GAMMA_IFACE=$a,$b FI_GAMMA_REQUIRE_AUTH=1 timeout 60 "$KEYTEST" "$a" "$b" 2>&1) &&
+	fail "FI_GAMMA_REQUIRE_AUTH=1 opened endpoints without a secret: $out"
+grep -q 'FAIL: fi_endpoint.*Permission denied' <<<"$out" ||
+	fail "FI_GAMMA_REQUIRE_AUTH=1: not refused at fi_endpoint: $out"
+ok "FI_GAMMA_REQUIRE_AUTH=1 refuses an endpoint without a secret"
 
 # ---- 2. two MPI jobs at once on the same links ----
 command -v mpirun >/dev/null || skip "mpirun not installed"
