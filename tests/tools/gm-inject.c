@@ -5,14 +5,17 @@
  * bounded time, to check that receivers drop and count them and that the
  * jobs they serve are not disturbed.
  *
- *   gm-inject -i IFACE -m MAC[,MAC...] [-p PORT[,PORT...]] [-k KEY]
+ *   gm-inject -i IFACE -m MAC[,MAC...] [-p PORT[,PORT...]] [-k KEY] [-S]
  *             [-r FRAMES_PER_S] [-t SECONDS] [-e ETHERTYPE] [-s SEED]
  *
  * -m  destination MACs (the victims); -p  their live ports, if known (else
  * ports are guessed at random); -k  a key to stamp on the bad-sequence
  * frames (others always carry a random key).  Rate at most 100000/s, time
- * at most 600 s.  Frames have our own source MAC but for restart and ooo.
- * Kinds, in turn:
+ * at most 600 s.  -S  also send restart frames, which spoof the victims'
+ * MACs: on a learning bridge that diverts their traffic to us (a layer-2
+ * attack no transport stops), so use it only where the bridge does not
+ * learn from our port.  Other frames have our own source MAC.  Kinds, in
+ * turn:
  *
  *   random    random bytes of random length
  *   short     gamma header cut short (0..31 bytes)
@@ -23,10 +26,10 @@
  *   key       valid-checksum garbage for a live port with a wrong key
  *   port      well-formed frame to a random (forged) port
  *   seq       valid frame, sequence number far outside any window
- *   restart   valid frame with the key, from another victim's MAC and a live
- *             port, with a new session: a forged restart of that peer
- *   ooo       valid frame with the key from a random (spoofed) source MAC,
- *             out of order: fake sources trying to fill the reorder buffers
+ *   restart   (-S only) valid frame with the key, from another victim's MAC
+ *             and a live port, with a new session: a forged restart of it
+ *   ooo       valid frame with the key from one of 1024 fake source ports,
+ *             out of order: fake peers trying to fill the reorder buffers
  *
  * A job with a secret drops every frame (bad key, bad mac, ...); without
  * one, the last three reach the reliability engine, which must neither
@@ -86,7 +89,7 @@ static void usage(const char *why)
 {
 	fprintf(stderr,
 		"gm-inject: %s\n"
-		"usage: gm-inject -i IFACE -m MAC[,MAC...] [-p PORT[,PORT...]] [-k KEY]\n"
+		"usage: gm-inject -i IFACE -m MAC[,MAC...] [-p PORT[,PORT...]] [-k KEY] [-S]\n"
 		"                 [-r FRAMES_PER_S (<= %d)] [-t SECONDS (<= %d)] [-e ETHERTYPE] "
 		"[-s SEED]\n",
 		why, MAX_RATE, MAX_TIME);
@@ -125,6 +128,7 @@ struct cfg {
 	int have_key;
 	uint16_t ethertype;
 	uint8_t src[6];
+	int spoof; /* -S */
 };
 
 /* A well-formed header and body for a live (or guessed) port, random key. */
@@ -238,12 +242,10 @@ static size_t build(const struct cfg *c, enum kind k, uint8_t *f)
 			h.src_port = c->port[rnd() % c->nport];
 			h.seq = h.session;
 		} else {
-			/* 1024 fake sources, locally administered unicast MACs. */
+			/* 1024 fake peers: a peer is a (MAC, port), so ports suffice. */
 			uint32_t id = rnd() % 1024;
 
-			f[6] = 0x02, f[7] = 0xfa, f[8] = 0x6e;
-			f[9] = (uint8_t)(id >> 16), f[10] = (uint8_t)(id >> 8), f[11] = (uint8_t)id;
-			h.src_port = (uint16_t)(1 + id);
+			h.src_port = (uint16_t)(40000 + id);
 			h.session = 0x0fa6e000u + id;
 			h.seq = h.session + 1 + rnd() % 256;
 		}
@@ -283,7 +285,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	while ((opt = getopt(argc, argv, "i:m:p:k:r:t:e:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:m:p:k:r:t:e:s:S")) != -1) {
 		switch (opt) {
 		case 'i':
 			ifname = optarg;
@@ -313,6 +315,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			rng = num(optarg, UINT64_MAX >> 1, "seed") * 2654435761u + 1;
+			break;
+		case 'S':
+			c.spoof = 1;
 			break;
 		default:
 			usage("unknown option");
@@ -355,6 +360,8 @@ int main(int argc, char **argv)
 			nanosleep(&d, NULL);
 		}
 		enum kind k = (enum kind)(i % K_N);
+		if (k == K_RESTART && !c.spoof)
+			k = K_OOO;
 		size_t len = build(&c, k, frame);
 		if (len < GM_ETH_HLEN)
 			len = GM_ETH_HLEN;
