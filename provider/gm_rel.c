@@ -56,6 +56,7 @@ struct gm_buf {
 	uint32_t len;      /* bytes from the Ethernet header on */
 	uint32_t body_crc; /* transmit: the body's part of the checksum (gm_wire.h) */
 	bool sent, sacked, fast_done;
+	bool sealed;  /* sealed for a transmission the link refused (gm_rel_flush) */
 	bool resent;  /* its acknowledgement says nothing about the round trip (Karn) */
 	uint8_t retx; /* queued as a retransmission: RETX_RTO or RETX_FAST, counted once sent */
 	uint8_t data[] __attribute__((aligned(16)));
@@ -313,6 +314,11 @@ int gm_port_set_auth(struct gm_port *port, const struct gm_auth *auth)
 	gm_mac_destroy(port->mac);
 	port->mac = mac;
 	port->key = key;
+	/* Frames the link refused were sealed under the old key. */
+	for (struct gm_peer *pr = port->peers; pr; pr = pr->pnext)
+		for (unsigned i = 0; i < port->rel->ring; i++)
+			if (pr->txw[i])
+				pr->txw[i]->sealed = false;
 	return 0;
 }
 
@@ -1183,17 +1189,21 @@ static void run_timers(struct gm_rel *rel, uint64_t now)
 
 /* ---- transmit ---- */
 
-/* What changes on every transmission: ack, window, echo and a new nonce. */
-static void stamp(struct gm_rel *rel, struct gm_peer *pr, uint8_t *gm)
+/*
+ * What may change between transmissions: ack, window and echo.  Returns
+ * whether the header changed, so that a frame the link refused and that
+ * goes out again unchanged keeps its seal (the same message, the same
+ * nonce) instead of costing another MAC.
+ */
+static bool stamp(struct gm_rel *rel, struct gm_peer *pr, uint8_t *gm)
 {
 	struct gm_hdr *w = (struct gm_hdr *)gm;
 	uint16_t wnd = htobe16((uint16_t)adv_window(rel));
-	uint64_t nonce = htobe64(++pr->port->tx_nonce);
 	uint64_t echo = htobe64(pr->echo_known ? pr->echo : 0);
+	uint8_t old[GM_HDR_TAG_OFF];
 
-	memcpy(&w->nonce, &nonce, 8);
+	memcpy(old, gm, sizeof(old));
 	memcpy(&w->echo, &echo, 8);
-
 	if (pr->rx_known) {
 		uint32_t ack = htobe32(pr->rcv_nxt);
 
@@ -1203,6 +1213,19 @@ static void stamp(struct gm_rel *rel, struct gm_peer *pr, uint8_t *gm)
 		pr->ack_deadline = 0;
 	}
 	memcpy(&w->wnd, &wnd, 2);
+	return memcmp(old, gm, sizeof(old)) != 0;
+}
+
+/* A new nonce, then the MAC or CRC (gm_wire.h); body_crc: CRC mode only. */
+static void seal(struct gm_port *port, uint8_t *f, size_t len, uint32_t body_crc)
+{
+	uint64_t nonce = htobe64(++port->tx_nonce);
+
+	memcpy(f + ETH_HLEN + offsetof(struct gm_hdr, nonce), &nonce, 8);
+	if (port->mac)
+		gm_mac_seal(port->mac, f, len);
+	else
+		gm_frame_seal_body(f + ETH_HLEN, body_crc);
 }
 
 static uint64_t build_sack(const struct gm_rel *rel, const struct gm_peer *pr)
@@ -1238,10 +1261,7 @@ static void build_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *f)
 	                  });
 	memcpy(gm + HDR_LEN, &ab, sizeof(ab));
 	stamp(rel, pr, gm);
-	if (pr->port->mac)
-		gm_mac_seal(pr->port->mac, f, ETH_HLEN + HDR_LEN + sizeof(ab));
-	else
-		gm_frame_seal(gm, HDR_LEN + sizeof(ab));
+	seal(pr->port, f, ETH_HLEN + HDR_LEN + sizeof(ab), gm_crc32c(0, &ab, sizeof(ab)));
 }
 
 /* Hand a batch of one class to the link; requeue what it did not take. */
@@ -1252,6 +1272,8 @@ static unsigned send_batch(struct gm_rel *rel, enum gm_class cls, struct iovec *
 	unsigned sent = rc > 0 ? (unsigned)rc : 0;
 
 	for (unsigned i = 0; i < sent; i++) {
+		if (bufs[i])
+			bufs[i]->sealed = false; /* it left: the next transmission is another */
 		if (bufs[i] && bufs[i]->retx) {
 			rel->st.retransmits++;
 			rel->st.fast_retransmits += bufs[i]->retx == RETX_FAST;
@@ -1316,11 +1338,10 @@ int gm_rel_flush(struct gm_rel *rel, uint64_t now)
 				gm_dq_push(&rel->dq, it, it->cls, true);
 				break;
 			}
-			stamp(rel, pr, b->data + ETH_HLEN);
-			if (pr->port->mac)
-				gm_mac_seal(pr->port->mac, b->data, b->len);
-			else
-				gm_frame_seal_body(b->data + ETH_HLEN, b->body_crc);
+			if (stamp(rel, pr, b->data + ETH_HLEN) || !b->sealed) {
+				seal(pr->port, b->data, b->len, b->body_crc);
+				b->sealed = true;
+			}
 			b->sent = true;
 			b->tx_time = now;
 			if (!pr->rto_deadline) {

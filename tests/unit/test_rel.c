@@ -48,6 +48,7 @@ struct sim {
 	struct node *nodes[2];
 	unsigned max_in_flight_seen;
 	unsigned sent0; /* frames node 0 handed to the link */
+	bool refuse;    /* the link takes nothing (its send buffer is full) */
 	/* Copies of the first frames node 1 sends, for replays. */
 	uint8_t rec[8][MTU + 14];
 	size_t rec_len[8];
@@ -107,6 +108,8 @@ static int sim_send(void *ctx, enum gm_class cls, const struct iovec *frames, un
 	/* Refuse part of a batch now and then: exercises the requeue path. */
 	unsigned take = n > 1 && chance(s, 20) ? n / 2 : n;
 
+	if (s->refuse)
+		return 0;
 	for (unsigned i = 0; i < take; i++) {
 		const uint8_t *f = frames[i].iov_base;
 		int dst = !memcmp(f, s->nodes[0]->mac, 6) ? 0 : 1;
@@ -896,5 +899,37 @@ Test(rel, malformed_frames_are_counted_and_dropped)
 	gm_rel_input(a.rel, f, len, 0);
 	cr_assert_eq(a.delivered, 1);
 	cr_assert_eq(st->dup_dropped, 1);
+	sim_free(&s);
+}
+
+/* A frame the link refused goes out later with the seal it got, once. */
+Test(rel, a_refused_frame_keeps_its_seal)
+{
+	struct sim s = {.rng = 61};
+	struct node a, b;
+	struct gm_peer *pb;
+	struct gm_hdr h;
+
+	g_secret = SECRET;
+	node_init(&s, &a, 0, 1000, 4);
+	node_init(&s, &b, 1, 2000, 4);
+	pb = peer_to(&b, &a);
+	s.refuse = true;
+	cr_assert(try_send(&b, pb));
+	for (int i = 0; i < 5; i++) {
+		s.now += 100;
+		gm_rel_flush(b.rel, s.now);
+	}
+	s.refuse = false;
+	s.now += 100;
+	gm_rel_flush(b.rel, s.now);
+	cr_assert_eq(s.nrec, 1);
+	cr_assert_eq(gm_hdr_decode(s.rec[0] + 14, s.rec_len[0] - 14, &h), GM_WIRE_OK);
+	/* node_open_port: nonce0 = session * 2654435761, below 2^62; one seal. */
+	cr_assert_eq(h.nonce, ((2000ull * 2654435761ull) & ((1ull << 62) - 1)) + 1);
+	for (int i = 0; i < 100 && a.delivered < 1; i++)
+		step(&s);
+	cr_assert_eq(a.delivered, 1);
+	cr_assert_eq(gm_rel_stats(a.rel)->bad_mac, 0);
 	sim_free(&s);
 }
