@@ -72,7 +72,7 @@ static void gm_params_define(void)
 			"Out-of-order frames held per peer (default and maximum: FI_GAMMA_WINDOW)");
 	fi_param_define(&gm_prov, "peer_max", FI_PARAM_INT,
 			"Peers that received frames may create per interface; past it the oldest "
-			"half-open one (nothing delivered, nothing sent to it) is reclaimed, or the "
+			"one the application does not use (nothing sent to it) is reclaimed, or the "
 			"frame is dropped ('peers refused' / 'reclaimed'; default: 4096)");
 	fi_param_define(&gm_prov, "require_auth", FI_PARAM_BOOL,
 			"Refuse endpoints without a secret, an auth_key of 16 to 64 bytes (domain "

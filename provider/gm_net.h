@@ -107,7 +107,7 @@ struct gm_net_stats {
 	/* bad_mac: failed the MAC (forged, corrupt, wrong secret); dropped first. */
 	uint64_t bad_mac;
 	/* Caps: out-of-order frames dropped at FI_GAMMA_OOO_MAX / _OOO_PEER_MAX;
-	 * frames from new sources refused at FI_GAMMA_PEER_MAX, and half-open
+	 * frames from new sources refused at FI_GAMMA_PEER_MAX, and unused
 	 * peers reclaimed to make room. */
 	uint64_t ooo_dropped, peers_refused, peers_reclaimed;
 	/* Restarts accepted, and challenges sent to prove one (gm_rel.c). */

@@ -513,15 +513,16 @@ static void peer_unlink(struct gm_port *port, struct gm_peer *pr)
 }
 
 /*
- * Half-open: made by received frames only, unknown to the upper half, with
- * nothing of ours in flight and nothing delivered from it yet.  What a
- * spoofed source leaves behind; a real one that is reclaimed just starts
- * over on its next (retransmitted) frame, having lost nothing.
+ * Reclaimable: made by received frames, unknown to the upper half (which
+ * holds no pointer to it, and to which nothing it sent was of use), with
+ * nothing of ours in flight: what spoofed sources leave behind, half-open
+ * or idle.  Nobody relies on its sequence state; a real source that is
+ * reclaimed before it was delivered anything starts over on its next
+ * (retransmitted) frame, having lost nothing.
  */
-static bool peer_half_open(const struct gm_peer *pr)
+static bool peer_reclaimable(const struct gm_peer *pr)
 {
-	return pr->from_input && !pr->ctx && pr->snd_una == pr->snd_nxt &&
-	       (!pr->rx_known || pr->rcv_nxt == pr->remote_session);
+	return pr->from_input && !pr->ctx && pr->snd_una == pr->snd_nxt;
 }
 
 static void peer_free(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr)
@@ -543,7 +544,7 @@ static void peer_free(struct gm_rel *rel, struct gm_port *port, struct gm_peer *
 }
 
 /*
- * Free one half-open peer, oldest first, looking at RECLAIM_SCAN peers at
+ * Free one reclaimable peer, oldest first, looking at RECLAIM_SCAN peers at
  * most; those looked at and kept go to the front, so the next attempt sees
  * others.
  */
@@ -557,7 +558,7 @@ static bool peer_reclaim(struct gm_rel *rel)
 		while (port->ptail && looked++ < RECLAIM_SCAN) {
 			struct gm_peer *pr = port->ptail;
 
-			if (peer_half_open(pr)) {
+			if (peer_reclaimable(pr)) {
 				peer_free(rel, port, pr);
 				rel->st.peers_reclaimed++;
 				return true;
