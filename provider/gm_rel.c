@@ -93,9 +93,9 @@ struct gm_peer {
 	unsigned ooo;        /* frames held in rxw */
 
 	/* restart handshake and the nonce we echo */
-	bool challenged;          /* a new session was seen: pending_session, challenge */
-	uint32_t pending_session; /* the session it claims */
-	uint64_t challenge;       /* first nonce we sent after seeing it */
+	bool challenged;         /* a frame with a new session was seen */
+	uint64_t challenge;      /* first nonce we sent after that */
+	uint64_t challenge_time; /* when: a challenge lasts one peer timeout */
 	bool echo_known;
 	uint32_t echo_session; /* the incarnation echo belongs to */
 	uint64_t echo;         /* highest nonce received from it */
@@ -950,10 +950,14 @@ static bool ack_stale(const struct gm_rel *rel, const struct gm_peer *pr, uint32
  * incarnations (those still carry valid MACs).  Believing it would fail
  * everything in flight with the peer, so it must first prove it is live:
  * we answer with an ack, whose nonce is at least pr->challenge, and accept
- * the session once a frame of it echoes a nonce we sent since.  With a
+ * a new session once a frame of it echoes a nonce we sent since.  With a
  * secret only a member of the job that received our challenge can do that;
  * without one, a station that sees our frames can.  Until then its frames
- * are dropped (it retransmits them) and the old state stays intact.
+ * are dropped (it retransmits them) and the old state stays intact.  The
+ * challenge is the peer's, not a session's, so that replays of other
+ * sessions interleaved with a real restart do not keep restarting it; it
+ * is renewed after a peer timeout, so that a frame echoing an old challenge
+ * proves its sender was live recently.
  *
  * Not covered: a peer we have no state for takes the session of its first
  * valid frame.  The first frames of a stream, sent before their sender
@@ -966,10 +970,10 @@ static bool ack_stale(const struct gm_rel *rel, const struct gm_peer *pr, uint32
 static bool restart_proven(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr,
                            const struct gm_hdr *h, uint64_t now)
 {
-	if (!pr->challenged || pr->pending_session != h->session) {
+	if (!pr->challenged || now - pr->challenge_time > rel->cfg.peer_timeout_ms * 1000ull) {
 		pr->challenged = true;
-		pr->pending_session = h->session;
 		pr->challenge = port->tx_nonce + 1;
+		pr->challenge_time = now;
 		rel->st.restart_challenges++;
 	} else if (h->echo >= pr->challenge && h->echo <= port->tx_nonce) {
 		pr->challenged = false;

@@ -933,3 +933,45 @@ Test(rel, a_refused_frame_keeps_its_seal)
 	cr_assert_eq(gm_rel_stats(a.rel)->bad_mac, 0);
 	sim_free(&s);
 }
+
+/*
+ * b restarts while an attacker keeps replaying a valid frame of yet another
+ * incarnation of b: the real restart is still accepted, the replay never.
+ */
+Test(rel, replays_do_not_hold_off_a_real_restart)
+{
+	struct sim old = {.rng = 71}, s = {.rng = 72, .fault = {.drop = 20}};
+	struct node a, b;
+	struct gm_peer *pa, *pb;
+	uint8_t frame[MTU + 14];
+	size_t flen;
+
+	g_secret = SECRET;
+	node_init(&old, &a, 0, 1000, 4);
+	node_init(&old, &b, 1, 0x01D, 4);
+	pb = peer_to(&b, &a);
+	cr_assert(try_send(&b, pb));
+	step(&old);
+	memcpy(frame, old.rec[0], old.rec_len[0]);
+	flen = old.rec_len[0];
+	sim_free(&old);
+
+	node_init(&s, &a, 0, 1000, 400);
+	node_init(&s, &b, 1, 2000, 400);
+	pa = peer_to(&a, &b);
+	while (a.sent < 100) {
+		try_send(&a, pa);
+		step(&s);
+	}
+	gm_rel_port_close(b.port);
+	node_open_port(&b, 0x5E55, 0xC0FFEE);
+	for (int i = 0; i < 15000 && !a.peer_failed_calls; i++) {
+		gm_rel_input(a.rel, frame, flen, s.now);
+		try_send(&a, pa);
+		step(&s);
+	}
+	cr_assert_eq(a.peer_failed_calls, 1);
+	cr_assert_eq(a.peer_failed_err, -FI_ECONNRESET, "the restart was not accepted in time");
+	cr_assert_eq(gm_rel_stats(a.rel)->restarts, 1);
+	sim_free(&s);
+}
