@@ -199,7 +199,6 @@ void gamma_hwloc_sort_nearest(char **names, int count);
 
 /* btl_gamma_fi.c */
 int gamma_fi_getinfo(const char *domain, struct fi_info **out);
-uint32_t gamma_job_key(void);
 bool gamma_fi_provider_loaded(void);
 int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info);
 void gamma_fi_close(mca_btl_gamma_module_t *m);
@@ -248,6 +247,11 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_find(mca_btl_gamma_module_t *m, struct 
 void gamma_endpoint_watch(mca_btl_gamma_endpoint_t *ep);
 void gamma_endpoint_unwatch(mca_btl_gamma_endpoint_t *ep);
 void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why);
+
+/* btl_gamma_secret.c */
+const uint8_t *gamma_secret_local(size_t *len);
+int gamma_secret_publish(void);
+int gamma_secret_apply(void);
 
 /* btl_gamma_module.c */
 int gamma_modex_send(void);

@@ -25,48 +25,25 @@ static uint32_t gamma_tclass(void)
 									  : FI_TC_BULK_DATA;
 }
 
-static uint32_t fnv1a(uint32_t h, const void *p, size_t n)
-{
-	for (const uint8_t *b = p; n--; b++)
-		h = (h ^ *b) * 16777619u;
-	return h;
-}
-
-/*
- * The job's gamma key: every frame carries it and a port drops frames with
- * another, so two jobs sharing links cannot mix their traffic.  All ranks
- * of a job share the jobid (outside mpirun, the PMIx namespace); another
- * mpirun gets another job family, hence another key.  A hash, not a
- * secret: isolation against mistakes, not against a forging attacker.
- */
-uint32_t gamma_job_key(void)
-{
-	opal_jobid_t jobid = OPAL_PROC_MY_NAME.jobid;
-	const char *ns = getenv("PMIX_NAMESPACE");
-	uint32_t h = fnv1a(2166136261u, "gamma-job", 9);
-
-	if (jobid != OPAL_JOBID_INVALID)
-		h = fnv1a(h, &jobid, sizeof(jobid));
-	else if (ns)
-		h = fnv1a(h, ns, strlen(ns));
-	return h ? h : 1;
-}
-
 static struct fi_info *make_hints(const char *prov, const char *domain)
 {
 	struct fi_info *hints = fi_allocinfo();
-	uint32_t key = gamma_job_key();
+	size_t key_len;
+	const uint8_t *key = gamma_secret_local(&key_len);
 
-	if (!hints)
+	if (!hints || !key) {
+		fi_freeinfo(hints);
 		return NULL;
-	/* fi_freeinfo frees the key with the hints. */
-	hints->domain_attr->auth_key = malloc(sizeof(key));
+	}
+	/* Our own secret until add_procs sets the job's (btl_gamma_secret.c);
+	 * fi_freeinfo frees the copy with the hints. */
+	hints->domain_attr->auth_key = malloc(key_len);
 	if (!hints->domain_attr->auth_key) {
 		fi_freeinfo(hints);
 		return NULL;
 	}
-	memcpy(hints->domain_attr->auth_key, &key, sizeof(key));
-	hints->domain_attr->auth_key_size = sizeof(key);
+	memcpy(hints->domain_attr->auth_key, key, key_len);
+	hints->domain_attr->auth_key_size = key_len;
 	/* Tagged and directed: only for the per-peer failure watch. */
 	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV;
 	/* We keep a struct fi_context at the start of every operation context. */
@@ -160,12 +137,6 @@ int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
 	if (rc) {
 		open_failed(m, "fi_domain", rc);
 		goto fail;
-	}
-	if (info->domain_attr->auth_key_size == sizeof(uint32_t)) {
-		uint32_t key;
-		memcpy(&key, info->domain_attr->auth_key, sizeof(key));
-		opal_output_verbose(10, opal_btl_base_framework.framework_output,
-				    "btl gamma: %s: job key 0x%08x", m->ifname, key);
 	}
 	av_attr.type = info->domain_attr->av_type;
 	rc = fi_av_open(m->domain, &av_attr, &m->av, NULL);

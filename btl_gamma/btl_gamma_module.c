@@ -51,7 +51,7 @@ int gamma_modex_send(void)
 	OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_gamma_component.super.btl_version, a,
 			n * sizeof(*a));
 	free(a);
-	return rc;
+	return rc ? rc : gamma_secret_publish();
 }
 
 static int gamma_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,
@@ -60,6 +60,8 @@ static int gamma_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opa
 	mca_btl_gamma_module_t *m = (mca_btl_gamma_module_t *)btl;
 	opal_proc_t *self = opal_proc_local_get();
 
+	if (gamma_secret_apply() != OPAL_SUCCESS)
+		return OPAL_ERROR;
 	for (size_t i = 0; i < nprocs; i++) {
 		mca_btl_gamma_endpoint_t *ep;
 

@@ -19,7 +19,9 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include "fi_gamma.h"
 #include "gm_list.h"
+#include "gm_mac.h"
 #include "gm_net.h"
 
 #define GM_PROV_NAME "gamma"
@@ -41,6 +43,8 @@ struct gm_params {
 	int peer_timeout_ms;
 	int rx_ring_kb;
 	size_t rndv_threshold;
+	int ooo_max, ooo_peer_max, peer_max; /* 0: gm_rel.h defaults */
+	bool require_auth;
 	bool stats;
 };
 extern struct gm_params gm_params;
@@ -61,6 +65,11 @@ int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t
 	       const struct fi_info *hints, struct fi_info **info);
 int gm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
 enum gm_class gm_tclass_to_class(uint32_t tclass);
+/* auth_key sizes gamma takes: none, a 4-byte key, or a secret (gm_net.h struct gm_auth). */
+static inline bool gm_auth_key_size_ok(size_t n)
+{
+	return n == 0 || n == sizeof(uint32_t) || (n >= GM_SECRET_MIN && n <= GM_SECRET_MAX);
+}
 
 struct gm_fabric {
 	struct fid_fabric fid;
@@ -72,8 +81,9 @@ struct gm_domain {
 	pthread_mutex_t lock; /* serializes everything below, and every object on it */
 	struct gm_net *net;
 	char ifname[IF_NAMESIZE];
-	struct gm_list eps; /* enabled endpoints, progressed together */
-	uint32_t auth_key;
+	struct gm_list eps;              /* enabled endpoints, progressed together */
+	uint8_t auth_key[GM_SECRET_MAX]; /* domain_attr->auth_key: gm_net.h struct gm_auth */
+	size_t auth_key_len;
 	int refs;
 	pthread_t thread;         /* progresses the domain while the application does not */
 	uint64_t app_progress_ms; /* when the application last drove progress */

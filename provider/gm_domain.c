@@ -83,6 +83,7 @@ static int gm_domain_close(struct fid *fid)
 	pthread_join(dom->thread, NULL);
 	gm_net_close(dom->net);
 	pthread_mutex_destroy(&dom->lock);
+	explicit_bzero(dom->auth_key, sizeof(dom->auth_key));
 	free(dom);
 	return 0;
 }
@@ -169,21 +170,25 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 		.rto_us = (unsigned)gm_params.rto_us,
 		.peer_timeout_ms = (unsigned)gm_params.peer_timeout_ms,
 		.rx_ring_kb = (unsigned)gm_params.rx_ring_kb,
+		.ooo_max = (unsigned)gm_params.ooo_max,
+		.ooo_peer_max = (unsigned)gm_params.ooo_peer_max,
+		.peer_max = (unsigned)gm_params.peer_max,
 	};
 	struct gm_domain *dom;
 	int ret;
 
 	if (!info || !info->domain_attr || !info->domain_attr->name)
 		return -FI_EINVAL;
-	if (info->domain_attr->auth_key_size &&
-	    info->domain_attr->auth_key_size != sizeof(uint32_t))
+	if (!gm_auth_key_size_ok(info->domain_attr->auth_key_size) ||
+	    (info->domain_attr->auth_key_size && !info->domain_attr->auth_key))
 		return -FI_EINVAL;
 	dom = calloc(1, sizeof(*dom));
 	if (!dom)
 		return -FI_ENOMEM;
 	snprintf(dom->ifname, sizeof(dom->ifname), "%s", info->domain_attr->name);
-	if (info->domain_attr->auth_key && info->domain_attr->auth_key_size)
-		memcpy(&dom->auth_key, info->domain_attr->auth_key, sizeof(uint32_t));
+	dom->auth_key_len = info->domain_attr->auth_key_size;
+	if (dom->auth_key_len)
+		memcpy(dom->auth_key, info->domain_attr->auth_key, dom->auth_key_len);
 	np.ifname = dom->ifname;
 	ret = gm_net_open(&np, &dom->net);
 	if (ret) {

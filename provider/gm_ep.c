@@ -197,6 +197,15 @@ static int gm_ep_getopt(fid_t fid, int level, int optname, void *optval, size_t 
 		*optlen = sizeof(size_t);
 		return 0;
 	}
+	if (optname == FI_OPT_GAMMA_KEY_ID) {
+		if (*optlen < sizeof(uint32_t))
+			return -FI_ETOOSMALL;
+		pthread_mutex_lock(&ep->dom->lock);
+		*(uint32_t *)optval = gm_port_key(ep->port);
+		pthread_mutex_unlock(&ep->dom->lock);
+		*optlen = sizeof(uint32_t);
+		return 0;
+	}
 	return -FI_ENOPROTOOPT;
 }
 
@@ -211,6 +220,18 @@ static int gm_ep_setopt(fid_t fid, int level, int optname, const void *optval, s
 			return -FI_EINVAL;
 		ep->min_multi_recv = *(const size_t *)optval;
 		return 0;
+	}
+	if (optname == FI_OPT_GAMMA_AUTH_KEY) {
+		int ret;
+
+		if (!gm_auth_key_size_ok(optlen) || (optlen && !optval))
+			return -FI_EINVAL;
+		if (gm_params.require_auth && optlen < GM_SECRET_MIN)
+			return -FI_EACCES;
+		pthread_mutex_lock(&ep->dom->lock);
+		ret = gm_port_set_auth(ep->port, &(struct gm_auth){optval, optlen});
+		pthread_mutex_unlock(&ep->dom->lock);
+		return ret;
 	}
 	return -FI_ENOPROTOOPT;
 }
@@ -455,7 +476,7 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 	       void *context)
 {
 	struct gm_domain *dom = gm_container_of(domain, struct gm_domain, fid);
-	uint32_t key = dom->auth_key;
+	struct gm_auth auth = {dom->auth_key, dom->auth_key_len};
 	struct gm_ep *ep;
 	int ret;
 
@@ -463,9 +484,14 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 		      info->ep_attr->type != FI_EP_UNSPEC))
 		return -FI_EINVAL;
 	if (info->ep_attr && info->ep_attr->auth_key) {
-		if (info->ep_attr->auth_key_size != sizeof(uint32_t))
+		if (!gm_auth_key_size_ok(info->ep_attr->auth_key_size))
 			return -FI_EINVAL;
-		memcpy(&key, info->ep_attr->auth_key, sizeof(key));
+		auth = (struct gm_auth){info->ep_attr->auth_key, info->ep_attr->auth_key_size};
+	}
+	if (gm_params.require_auth && auth.len < GM_SECRET_MIN) {
+		GM_WARN(FI_LOG_EP_CTRL, "FI_GAMMA_REQUIRE_AUTH: an endpoint needs an auth_key "
+			"of %d to %d bytes\n", GM_SECRET_MIN, GM_SECRET_MAX);
+		return -FI_EACCES;
 	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
@@ -500,7 +526,7 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 	ep->fid.atomic = &gm_no_atomic_ops;
 
 	pthread_mutex_lock(&dom->lock);
-	ret = gm_port_open(dom->net, 0, ep->cls, key, &gm_msg_port_ops, ep, &ep->port);
+	ret = gm_port_open(dom->net, 0, ep->cls, &auth, &gm_msg_port_ops, ep, &ep->port);
 	if (!ret) {
 		gm_list_add_tail(&dom->eps, &ep->dom_entry);
 		dom->refs++;

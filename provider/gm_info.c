@@ -186,7 +186,7 @@ static bool apply_hints(struct fi_info *fi, const struct fi_info *h)
 			return false;
 		if (h->ep_attr->tx_ctx_cnt > 1 || h->ep_attr->rx_ctx_cnt > 1)
 			return false;
-		if (h->ep_attr->auth_key_size && h->ep_attr->auth_key_size != sizeof(uint32_t))
+		if (!gm_auth_key_size_ok(h->ep_attr->auth_key_size))
 			return false;
 	}
 	if (h->domain_attr) {
@@ -208,7 +208,7 @@ static bool apply_hints(struct fi_info *fi, const struct fi_info *h)
 			return false;
 		if (d->mr_mode == FI_MR_BASIC || d->mr_mode == FI_MR_SCALABLE)
 			fi->domain_attr->mr_mode = d->mr_mode;
-		if (d->auth_key_size && d->auth_key_size != sizeof(uint32_t))
+		if (!gm_auth_key_size_ok(d->auth_key_size))
 			return false;
 	}
 	if (h->fabric_attr) {

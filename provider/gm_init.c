@@ -63,6 +63,25 @@ static void gm_params_define(void)
 			"Helper that opens the raw packet sockets when this process lacks "
 			"CAP_NET_RAW (tools/gamma-rawd; default: " GM_RAWD_DEFAULT "; none: "
 			"never use it)");
+	fi_param_define(&gm_prov, "ooo_max", FI_PARAM_INT,
+			"Out-of-order frames held for reordering, all peers of an interface "
+			"together; more are dropped (their senders retransmit) and counted as "
+			"'reorder drops', so that transmit always finds buffers (default: half the "
+			"buffer pool, at most the pool less one window)");
+	fi_param_define(&gm_prov, "ooo_peer_max", FI_PARAM_INT,
+			"Out-of-order frames held per peer (default and maximum: FI_GAMMA_WINDOW)");
+	fi_param_define(&gm_prov, "peer_max", FI_PARAM_INT,
+			"Peers that received frames may create per interface; past it the oldest "
+			"one the application does not use (nothing sent to it) is reclaimed, or the "
+			"frame is dropped ('peers refused' / 'reclaimed'; default: 4096)");
+	fi_param_define(&gm_prov, "require_auth", FI_PARAM_BOOL,
+			"Refuse endpoints without a secret, an auth_key of 16 to 64 bytes (domain "
+			"or endpoint attribute).  With a secret every frame carries a Poly1305 MAC: "
+			"frames without the secret are dropped before they touch any state, and a "
+			"peer restart must be proven.  Without one (no auth_key, or a 4-byte one) "
+			"frames carry a CRC-32C and the 4-byte key: that catches corruption and "
+			"keeps jobs apart, but any station on the segment can forge or replay "
+			"frames (default: 0)");
 	fi_param_define(&gm_prov, "stats", FI_PARAM_BOOL,
 			"Print frame, retransmission and drop counters when a domain closes "
 			"(default: 0)");
@@ -101,6 +120,14 @@ static void gm_params_read(void)
 	size_t z;
 	if (!fi_param_get_size_t(&gm_prov, "rndv_threshold", &z))
 		gm_params.rndv_threshold = z;
+	if (!fi_param_get_int(&gm_prov, "ooo_max", &v) && v > 0)
+		gm_params.ooo_max = v;
+	if (!fi_param_get_int(&gm_prov, "ooo_peer_max", &v) && v > 0)
+		gm_params.ooo_peer_max = v;
+	if (!fi_param_get_int(&gm_prov, "peer_max", &v) && v > 0)
+		gm_params.peer_max = v;
+	if (!fi_param_get_bool(&gm_prov, "require_auth", &v))
+		gm_params.require_auth = v;
 	if (!fi_param_get_bool(&gm_prov, "stats", &v))
 		gm_params.stats = v;
 }

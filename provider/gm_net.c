@@ -78,6 +78,9 @@ int gm_net_open(const struct gm_net_params *p, struct gm_net **out)
 	    .rto_us = p->rto_us ? p->rto_us : 2000,
 	    .peer_timeout_ms = p->peer_timeout_ms ? p->peer_timeout_ms : 10000,
 	    .max_frame = gm_link_mtu(net->link),
+	    .ooo_max = p->ooo_max,
+	    .ooo_peer_max = p->ooo_peer_max,
+	    .peer_max = p->peer_max,
 	};
 	gm_link_mac(net->link, cfg.mac);
 	rl = (struct gm_rel_link){.send = net_send, .ctx = net};
@@ -106,11 +109,14 @@ static void print_stats(const struct gm_net *net)
 	    stderr,
 	    "gamma stats %s: tx %lu frames %lu B (high %lu low %lu), rx %lu frames %lu B; "
 	    "retransmits %lu (fast %lu), timeouts %lu, dup %lu, ooo %lu, acks sent %lu rcvd %lu; "
-	    "bad csum %lu hdr %lu port %lu key %lu version %lu; ring drops %lu; peers failed %lu\n",
+	    "bad csum %lu hdr %lu port %lu key %lu version %lu; ring drops %lu; peers failed %lu; "
+	    "bad mac %lu; reorder drops %lu; peers refused %lu reclaimed %lu; restarts %lu "
+	    "challenges %lu\n",
 	    net->ifname, s.tx_frames, s.tx_bytes, s.tx_high, s.tx_low, s.rx_frames, s.rx_bytes,
 	    s.retransmits, s.fast_retransmits, s.timeouts, s.dup_dropped, s.ooo_buffered,
 	    s.acks_sent, s.acks_rcvd, s.bad_csum, s.bad_hdr, s.bad_port, s.bad_key, s.bad_version,
-	    s.ring_full_drops, s.peers_failed);
+	    s.ring_full_drops, s.peers_failed, s.bad_mac, s.ooo_dropped, s.peers_refused,
+	    s.peers_reclaimed, s.restarts, s.restart_challenges);
 }
 
 void gm_net_close(struct gm_net *net)
@@ -244,11 +250,14 @@ static int update_filter(struct gm_net *net)
 	return gm_link_set_ports(net->link, nums, net->nports);
 }
 
-int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, uint32_t key,
+int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, const struct gm_auth *auth,
                  const struct gm_port_ops *ops, void *ctx, struct gm_port **out)
 {
 	struct gm_port *p;
-	uint32_t session;
+	struct {
+		uint32_t session;
+		uint64_t nonce0;
+	} inc;
 	uint16_t num;
 	int fd, rc;
 
@@ -272,9 +281,13 @@ int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, uint32_t 
 			        fi_strerror(-fd));
 		return fd;
 	}
-	if (getrandom(&session, sizeof(session), 0) != sizeof(session))
-		session = (uint32_t)(now_us() * 2654435761u) ^ (uint32_t)getpid();
-	rc = gm_rel_port_open(net->rel, num, cls, key, session, ops, ctx, &p);
+	/* The nonces must not repeat under a secret (gm_mac.h): no fallback. */
+	if (getrandom(&inc, sizeof(inc), 0) != sizeof(inc)) {
+		GM_WARN(FI_LOG_CORE, "%s: getrandom failed\n", net->ifname);
+		close(fd);
+		return -FI_EOTHER;
+	}
+	rc = gm_rel_port_open(net->rel, num, cls, auth, inc.session, inc.nonce0, ops, ctx, &p);
 	if (rc) {
 		close(fd);
 		return rc;

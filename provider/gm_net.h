@@ -51,6 +51,19 @@ struct gm_net_params {
 	unsigned rto_us;         /* FI_GAMMA_RTO: initial retransmit timeout */
 	unsigned peer_timeout_ms;/* FI_GAMMA_PEER_TIMEOUT: silence before a peer is failed */
 	unsigned rx_ring_kb;     /* FI_GAMMA_RX_RING: receive ring size */
+	unsigned ooo_max;        /* FI_GAMMA_OOO_MAX: out-of-order frames held (0: default) */
+	unsigned ooo_peer_max;   /* FI_GAMMA_OOO_PEER_MAX: ... per peer (0: the window) */
+	unsigned peer_max;       /* FI_GAMMA_PEER_MAX: peers frames may create (0: default) */
+};
+
+/*
+ * How a port authenticates frames (gm_hdr.tag, gm_wire.h): len 0, no key;
+ * len 4, a 32-bit job key (host order) and CRC-32C; len GM_SECRET_MIN to
+ * GM_SECRET_MAX, a secret and a MAC (gm_mac.h).  Anything else: -FI_EINVAL.
+ */
+struct gm_auth {
+	const void *key;
+	size_t len;
 };
 
 struct gm_net;
@@ -91,6 +104,14 @@ struct gm_net_stats {
 	uint64_t bad_csum, bad_hdr, bad_port, bad_key, bad_version;
 	uint64_t ring_full_drops, peers_failed;
 	uint64_t tx_high, tx_low;
+	/* bad_mac: failed the MAC (forged, corrupt, wrong secret); dropped first. */
+	uint64_t bad_mac;
+	/* Caps: out-of-order frames dropped at FI_GAMMA_OOO_MAX / _OOO_PEER_MAX;
+	 * frames from new sources refused at FI_GAMMA_PEER_MAX, and unused
+	 * peers reclaimed to make room. */
+	uint64_t ooo_dropped, peers_refused, peers_reclaimed;
+	/* Restarts accepted, and challenges sent to prove one (gm_rel.c). */
+	uint64_t restarts, restart_challenges;
 };
 
 int gm_net_open(const struct gm_net_params *p, struct gm_net **out);
@@ -125,11 +146,19 @@ int gm_net_wait(struct gm_net *net, int timeout_ms);
 int gm_net_fd(const struct gm_net *net);
 void gm_net_get_stats(const struct gm_net *net, struct gm_net_stats *st);
 
-/* port 0: any free port.  key: job key stamped on and required of frames. */
-int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, uint32_t key,
-		 const struct gm_port_ops *ops, void *ctx, struct gm_port **out);
+/* port 0: any free port.  auth: how frames are stamped and checked (NULL: no key). */
+int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, const struct gm_auth *auth,
+                 const struct gm_port_ops *ops, void *ctx, struct gm_port **out);
+/*
+ * Replace the port's key or secret, for frames sealed and checked from now
+ * on (queued frames are sealed when they leave).  For a secret learnt only
+ * after the port's address was published (btl gamma's job secret).
+ */
+int gm_port_set_auth(struct gm_port *port, const struct gm_auth *auth);
 void gm_port_close(struct gm_port *port);
 uint16_t gm_port_num(const struct gm_port *port);
+/* The key its frames carry: the 4-byte key, the secret's id (gm_mac.h), or 0. */
+uint32_t gm_port_key(const struct gm_port *port);
 
 struct gm_peer *gm_peer_get(struct gm_port *port, const struct gm_addr *remote);
 const struct gm_addr *gm_peer_addr(const struct gm_peer *peer);
@@ -148,6 +177,6 @@ bool gm_peer_failed(const struct gm_peer *peer);
  * full (retry after progress), or -FI_EIO when the peer has failed.
  */
 int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t thdr_len,
-		 const struct iovec *iov, size_t iov_cnt, void *cookie);
+                 const struct iovec *iov, size_t iov_cnt, void *cookie);
 
 #endif /* GM_NET_H */

@@ -10,6 +10,7 @@
 #include <rdma/fi_errno.h>
 
 #include "gm_dq.h"
+#include "gm_mac.h"
 
 #define ETH_HLEN       GM_ETH_HLEN
 #define HDR_LEN        sizeof(struct gm_hdr)
@@ -31,7 +32,7 @@
  * duplicates are acked at once (with the SACK bitmap) so the sender can
  * retransmit fast.
  */
-#define ACK_DELAY_US        100
+#define ACK_DELAY_US 100
 /*
  * When the kernel refuses frames (the socket's send buffer is full: the
  * link or its qdisc is the bottleneck), a class waits this long before the
@@ -42,6 +43,8 @@
 #define TX_BACKOFF_US       20
 #define ACK_EVERY           64
 #define FAST_RETX_DUPTHRESH 3
+/* Peers looked at per reclaim attempt: bounds the work a flood of new sources causes. */
+#define RECLAIM_SCAN 64
 
 struct gm_buf {
 	struct gm_dq_item dqi; /* first: a dq item is a buffer */
@@ -53,7 +56,8 @@ struct gm_buf {
 	uint32_t len;      /* bytes from the Ethernet header on */
 	uint32_t body_crc; /* transmit: the body's part of the checksum (gm_wire.h) */
 	bool sent, sacked, fast_done;
-	bool resent; /* its acknowledgement says nothing about the round trip (Karn) */
+	bool sealed;  /* sealed for a transmission the link refused (gm_rel_flush) */
+	bool resent;  /* its acknowledgement says nothing about the round trip (Karn) */
 	uint8_t retx; /* queued as a retransmission: RETX_RTO or RETX_FAST, counted once sent */
 	uint8_t data[] __attribute__((aligned(16)));
 };
@@ -66,13 +70,14 @@ struct gm_peer {
 	struct gm_peer *ack_next;      /* owes an ack */
 	void *ctx;
 	bool failed, ack_listed, ack_now;
+	bool from_input; /* created by a received frame, not by the upper half */
 
 	/* transmit side */
 	uint32_t snd_una, snd_nxt;
 	unsigned peer_wnd;
 	unsigned rto_us;
 	unsigned srtt_us, rttvar_us; /* smoothed round trip and its variation; 0: no sample */
-	uint64_t rto_deadline; /* 0: nothing in flight */
+	uint64_t rto_deadline;       /* 0: nothing in flight */
 	uint64_t last_progress;
 	struct gm_buf **txw; /* [seq % window] */
 
@@ -85,6 +90,15 @@ struct gm_peer {
 	unsigned unacked;
 	uint64_t ack_deadline;
 	struct gm_buf **rxw; /* out-of-order frames, [seq % window] */
+	unsigned ooo;        /* frames held in rxw */
+
+	/* restart handshake and the nonce we echo */
+	bool challenged;         /* a frame with a new session was seen */
+	uint64_t challenge;      /* first nonce we sent after that */
+	uint64_t challenge_time; /* when: a challenge lasts one peer timeout */
+	bool echo_known;
+	uint32_t echo_session; /* the incarnation echo belongs to */
+	uint64_t echo;         /* highest nonce received from it */
 };
 
 struct gm_port {
@@ -92,7 +106,10 @@ struct gm_port {
 	struct gm_port *next;
 	uint16_t num;
 	enum gm_class cls;
-	uint32_t key, session;
+	uint32_t key, session; /* key: the 4-byte job key, or the secret's key id */
+	struct gm_mac *mac;    /* NULL: CRC-32C only */
+	uint64_t tx_nonce;     /* nonce of the last frame sealed */
+	struct gm_peer *ptail; /* oldest of peers: reclaim looks there first */
 	const struct gm_port_ops *ops;
 	void *ctx;
 	struct gm_peer *peers;
@@ -110,7 +127,7 @@ struct gm_rel {
 	unsigned ring; /* per-peer slot arrays: a power of two >= window, so that
 	                  seq & (ring - 1) stays contiguous across 2^32 */
 	struct gm_peer *ack_list;
-	unsigned ack_every; /* unacked frames that make an ack due at once */
+	unsigned ack_every;     /* unacked frames that make an ack due at once */
 	uint64_t tx_backoff[2]; /* per class: no transmit attempt before this time */
 
 	/* buffer pool: chunks of POOL_CHUNK buffers, grown on demand up to cap */
@@ -118,6 +135,10 @@ struct gm_rel {
 	size_t buf_size, nbufs, nfree, cap;
 	void **chunks;
 	size_t nchunks;
+
+	size_t ooo_total, ooo_max; /* out-of-order buffers held, all peers */
+	unsigned ooo_peer_max;
+	size_t npeers, peer_max;
 
 	uint8_t ackbuf[BATCH][ETH_HLEN + HDR_LEN + sizeof(struct gm_ack_body)];
 };
@@ -210,6 +231,13 @@ int gm_rel_create(const struct gm_rel_cfg *cfg, const struct gm_rel_link *link, 
 			rel->cap = 4ul * cfg->window;
 	}
 	rel->cap = (rel->cap + POOL_CHUNK - 1) / POOL_CHUNK * POOL_CHUNK;
+	/* Whatever out-of-order frames hold, transmit keeps a window of buffers. */
+	rel->ooo_max = cfg->ooo_max ? cfg->ooo_max : rel->cap / 2;
+	if (rel->ooo_max > rel->cap - cfg->window)
+		rel->ooo_max = rel->cap > cfg->window ? rel->cap - cfg->window : 0;
+	rel->ooo_peer_max =
+	    cfg->ooo_peer_max && cfg->ooo_peer_max < cfg->window ? cfg->ooo_peer_max : cfg->window;
+	rel->peer_max = cfg->peer_max ? cfg->peer_max : GM_REL_PEER_MAX_DEFAULT;
 	/* Backoff cap: keep several retries inside the peer timeout. */
 	rel->rto_cap_us = cfg->rto_us * 64;
 	if (rel->rto_cap_us > cfg->peer_timeout_ms * 1000u / 4)
@@ -258,11 +286,48 @@ static void arm(struct gm_rel *rel, uint64_t when)
 
 /* ---- ports and peers ---- */
 
-int gm_rel_port_open(struct gm_rel *rel, uint16_t num, enum gm_class cls, uint32_t key,
-                     uint32_t session, const struct gm_port_ops *ops, void *ctx,
-                     struct gm_port **out)
+/* A 4-byte key, or a secret and its MAC state (gm_net.h struct gm_auth). */
+static int auth_parse(const struct gm_auth *a, uint32_t *key, struct gm_mac **mac)
+{
+	*key = 0;
+	*mac = NULL;
+	if (!a || !a->len)
+		return 0;
+	if (a->len == sizeof(uint32_t)) {
+		memcpy(key, a->key, sizeof(*key));
+		return 0;
+	}
+	if (gm_mac_create(a->key, a->len, mac))
+		return -FI_EINVAL;
+	*key = gm_mac_key_id(*mac);
+	return 0;
+}
+
+int gm_port_set_auth(struct gm_port *port, const struct gm_auth *auth)
+{
+	struct gm_mac *mac;
+	uint32_t key;
+	int rc = auth_parse(auth, &key, &mac);
+
+	if (rc)
+		return rc;
+	gm_mac_destroy(port->mac);
+	port->mac = mac;
+	port->key = key;
+	/* Frames the link refused were sealed under the old key. */
+	for (struct gm_peer *pr = port->peers; pr; pr = pr->pnext)
+		for (unsigned i = 0; i < port->rel->ring; i++)
+			if (pr->txw[i])
+				pr->txw[i]->sealed = false;
+	return 0;
+}
+
+int gm_rel_port_open(struct gm_rel *rel, uint16_t num, enum gm_class cls,
+                     const struct gm_auth *auth, uint32_t session, uint64_t nonce0,
+                     const struct gm_port_ops *ops, void *ctx, struct gm_port **out)
 {
 	struct gm_port *p;
+	int rc;
 
 	for (p = rel->ports; p; p = p->next)
 		if (p->num == num)
@@ -270,11 +335,16 @@ int gm_rel_port_open(struct gm_rel *rel, uint16_t num, enum gm_class cls, uint32
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -FI_ENOMEM;
+	rc = auth_parse(auth, &p->key, &p->mac);
+	if (rc) {
+		free(p);
+		return rc;
+	}
 	p->rel = rel;
 	p->num = num;
 	p->cls = cls;
-	p->key = key;
 	p->session = session;
+	p->tx_nonce = nonce0 & ((1ull << 62) - 1);
 	p->ops = ops;
 	p->ctx = ctx;
 	p->next = rel->ports;
@@ -298,20 +368,32 @@ uint16_t gm_port_num(const struct gm_port *port)
 	return port->num;
 }
 
+uint32_t gm_port_key(const struct gm_port *port)
+{
+	return port->key;
+}
+
+static void rx_drop_all(struct gm_rel *rel, struct gm_peer *pr)
+{
+	for (unsigned i = 0; i < rel->ring && pr->ooo; i++) {
+		if (pr->rxw[i]) {
+			buf_put(rel, pr->rxw[i]);
+			pr->rxw[i] = NULL;
+			pr->ooo--;
+			rel->ooo_total--;
+		}
+	}
+}
+
 static void peer_drop_buffers(struct gm_rel *rel, struct gm_peer *pr)
 {
-	unsigned w = rel->ring;
-
-	for (unsigned i = 0; i < w; i++) {
+	for (unsigned i = 0; i < rel->ring; i++) {
 		if (pr->txw[i]) {
 			buf_put(rel, pr->txw[i]);
 			pr->txw[i] = NULL;
 		}
-		if (pr->rxw[i]) {
-			buf_put(rel, pr->rxw[i]);
-			pr->rxw[i] = NULL;
-		}
 	}
+	rx_drop_all(rel, pr);
 }
 
 static void ack_list_remove(struct gm_rel *rel, struct gm_peer *pr)
@@ -341,7 +423,9 @@ void gm_rel_port_close(struct gm_port *port)
 		peer_drop_buffers(rel, pr);
 		free(pr->txw);
 		free(pr);
+		rel->npeers--;
 	}
+	gm_mac_destroy(port->mac);
 	for (pp = &rel->ports; *pp; pp = &(*pp)->next) {
 		if (*pp == port) {
 			*pp = port->next;
@@ -378,6 +462,16 @@ static struct gm_peer *peer_find(struct gm_port *port, const struct gm_addr *a)
 	return NULL;
 }
 
+static void peer_push_head(struct gm_port *port, struct gm_peer *pr)
+{
+	pr->pnext = port->peers;
+	if (port->peers)
+		port->peers->pprev = pr;
+	else
+		port->ptail = pr;
+	port->peers = pr;
+}
+
 struct gm_peer *gm_peer_get(struct gm_port *port, const struct gm_addr *remote)
 {
 	struct gm_peer *pr = peer_find(port, remote);
@@ -400,10 +494,97 @@ struct gm_peer *gm_peer_get(struct gm_port *port, const struct gm_addr *remote)
 	h = peer_hash(remote);
 	pr->hnext = port->bucket[h];
 	port->bucket[h] = pr;
-	pr->pnext = port->peers;
-	if (port->peers)
-		port->peers->pprev = pr;
-	port->peers = pr;
+	peer_push_head(port, pr);
+	port->rel->npeers++;
+	return pr;
+}
+
+static void peer_unlink(struct gm_port *port, struct gm_peer *pr)
+{
+	if (pr->pprev)
+		pr->pprev->pnext = pr->pnext;
+	else
+		port->peers = pr->pnext;
+	if (pr->pnext)
+		pr->pnext->pprev = pr->pprev;
+	else
+		port->ptail = pr->pprev;
+	pr->pnext = pr->pprev = NULL;
+}
+
+/*
+ * Reclaimable: made by received frames, unknown to the upper half (which
+ * holds no pointer to it, and to which nothing it sent was of use), with
+ * nothing of ours in flight: what spoofed sources leave behind, half-open
+ * or idle.  Nobody relies on its sequence state; a real source that is
+ * reclaimed before it was delivered anything starts over on its next
+ * (retransmitted) frame, having lost nothing.
+ */
+static bool peer_reclaimable(const struct gm_peer *pr)
+{
+	return pr->from_input && !pr->ctx && pr->snd_una == pr->snd_nxt;
+}
+
+static void peer_free(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr)
+{
+	struct gm_peer **pp;
+
+	for (pp = &port->bucket[peer_hash(&pr->addr)]; *pp; pp = &(*pp)->hnext) {
+		if (*pp == pr) {
+			*pp = pr->hnext;
+			break;
+		}
+	}
+	peer_unlink(port, pr);
+	ack_list_remove(rel, pr);
+	rx_drop_all(rel, pr);
+	free(pr->txw);
+	free(pr);
+	rel->npeers--;
+}
+
+/*
+ * Free one reclaimable peer, oldest first, looking at RECLAIM_SCAN peers at
+ * most; those looked at and kept go to the front, so the next attempt sees
+ * others.
+ */
+static bool peer_reclaim(struct gm_rel *rel)
+{
+	unsigned looked = 0;
+
+	for (struct gm_port *port = rel->ports; port; port = port->next) {
+		struct gm_peer *stop = port->peers;
+
+		while (port->ptail && looked++ < RECLAIM_SCAN) {
+			struct gm_peer *pr = port->ptail;
+
+			if (peer_reclaimable(pr)) {
+				peer_free(rel, port, pr);
+				rel->st.peers_reclaimed++;
+				return true;
+			}
+			if (pr == stop)
+				break;
+			peer_unlink(port, pr);
+			peer_push_head(port, pr);
+		}
+	}
+	return false;
+}
+
+/* A peer for a frame from a new source, within FI_GAMMA_PEER_MAX. */
+static struct gm_peer *peer_from_input(struct gm_rel *rel, struct gm_port *port,
+                                       const struct gm_addr *src)
+{
+	struct gm_peer *pr;
+
+	if (rel->npeers >= rel->peer_max && !peer_reclaim(rel)) {
+		rel->st.peers_refused++;
+		return NULL;
+	}
+	pr = gm_peer_get(port, src);
+	if (pr)
+		pr->from_input = true;
 	return pr;
 }
 
@@ -430,6 +611,16 @@ uint32_t gm_rel_peer_in_flight(const struct gm_peer *peer)
 bool gm_rel_peer_failed(const struct gm_peer *peer)
 {
 	return peer->failed;
+}
+
+size_t gm_rel_peers(const struct gm_rel *rel)
+{
+	return rel->npeers;
+}
+
+size_t gm_rel_ooo_held(const struct gm_rel *rel)
+{
+	return rel->ooo_total;
 }
 
 uint32_t gm_rel_peer_next_seq(const struct gm_peer *peer, uint32_t session)
@@ -509,11 +700,23 @@ int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t th
 	                  .len = (uint16_t)body,
 	              });
 	p = b->data + ETH_HLEN + HDR_LEN;
-	b->body_crc = gm_crc32c_copy(0, p, thdr, thdr_len);
-	p += thdr_len;
-	for (size_t i = 0; i < iov_cnt; i++) {
-		b->body_crc = gm_crc32c_copy(b->body_crc, p, iov[i].iov_base, iov[i].iov_len);
-		p += iov[i].iov_len;
+	/* Without a secret the CRC of the body comes with the copy; a MAC is
+	 * computed as the frame leaves, since it covers the header too. */
+	if (port->mac) {
+		memcpy(p, thdr, thdr_len);
+		p += thdr_len;
+		for (size_t i = 0; i < iov_cnt; i++) {
+			memcpy(p, iov[i].iov_base, iov[i].iov_len);
+			p += iov[i].iov_len;
+		}
+	} else {
+		b->body_crc = gm_crc32c_copy(0, p, thdr, thdr_len);
+		p += thdr_len;
+		for (size_t i = 0; i < iov_cnt; i++) {
+			b->body_crc =
+			    gm_crc32c_copy(b->body_crc, p, iov[i].iov_base, iov[i].iov_len);
+			p += iov[i].iov_len;
+		}
 	}
 	peer->txw[SLOT(rel, b->seq)] = b;
 	peer->snd_nxt++;
@@ -527,7 +730,6 @@ static void fail_peer(struct gm_rel *rel, struct gm_peer *pr, int err)
 {
 	const struct gm_port_ops *ops = pr->port->ops;
 	void *pctx = pr->port->ctx;
-	unsigned w = rel->ring;
 
 	pr->failed = true;
 	rel->st.peers_failed++;
@@ -535,12 +737,7 @@ static void fail_peer(struct gm_rel *rel, struct gm_peer *pr, int err)
 	pr->rto_deadline = 0;
 	pr->unacked = 0;
 	pr->ack_now = false;
-	for (unsigned i = 0; i < w; i++) {
-		if (pr->rxw[i]) {
-			buf_put(rel, pr->rxw[i]);
-			pr->rxw[i] = NULL;
-		}
-	}
+	rx_drop_all(rel, pr);
 	while (pr->snd_una != pr->snd_nxt) {
 		struct gm_buf *b = pr->txw[SLOT(rel, pr->snd_una)];
 		void *cookie = b ? b->cookie : NULL;
@@ -702,11 +899,16 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 
 		if (pr->rxw[SLOT(rel, h->seq)]) {
 			rel->st.dup_dropped++;
+		} else if (pr->ooo >= rel->ooo_peer_max || rel->ooo_total >= rel->ooo_max) {
+			/* Dropped, as if lost: its sender retransmits it. */
+			rel->st.ooo_dropped++;
 		} else if ((b = buf_get(rel))) {
 			b->seq = h->seq;
 			b->len = HDR_LEN + h->len;
 			memcpy(b->data, gm, b->len);
 			pr->rxw[SLOT(rel, h->seq)] = b;
+			pr->ooo++;
+			rel->ooo_total++;
 			rel->st.ooo_buffered++;
 		}
 		ack_owe(rel, pr, true, now);
@@ -723,6 +925,8 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 		if (!b)
 			break;
 		pr->rxw[SLOT(rel, pr->rcv_nxt)] = NULL;
+		pr->ooo--;
+		rel->ooo_total--;
 		pr->rcv_nxt++;
 		pr->unacked++;
 		gm_hdr_decode(b->data, b->len, &bh);
@@ -738,6 +942,73 @@ static bool ack_stale(const struct gm_rel *rel, const struct gm_peer *pr, uint32
 {
 	return seq_diff(ack, pr->snd_nxt) > 0 ||
 	       seq_diff(ack, pr->snd_una) < -(int32_t)rel->cfg.window;
+}
+
+/*
+ * A frame that passed its MAC but shows a known peer with a new session: a
+ * restart, or a replay of a frame from one of the peer's earlier
+ * incarnations (those still carry valid MACs).  Believing it would fail
+ * everything in flight with the peer, so it must first prove it is live:
+ * we answer with an ack, whose nonce is at least pr->challenge, and accept
+ * a new session once a frame of it echoes a nonce we sent since.  With a
+ * secret only a member of the job that received our challenge can do that;
+ * without one, a station that sees our frames can.  Until then its frames
+ * are dropped (it retransmits them) and the old state stays intact.  The
+ * challenge is the peer's, not a session's, so that replays of other
+ * sessions interleaved with a real restart do not keep restarting it; it
+ * is renewed after a peer timeout, so that a frame echoing an old challenge
+ * proves its sender was live recently.
+ *
+ * Not covered: a peer we have no state for takes the session of its first
+ * valid frame.  The first frames of a stream, sent before their sender
+ * heard from us, carry no ack; replayed to a later incarnation of our port
+ * (same MAC and port number) that never met the sender, they are taken for
+ * a new stream's start and delivered.  With a secret only frames of the
+ * job itself can be replayed so, and a job that opens its endpoints once
+ * (MPI) has no later incarnation.
+ */
+static bool restart_proven(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr,
+                           const struct gm_hdr *h, uint64_t now)
+{
+	if (!pr->challenged || now - pr->challenge_time > rel->cfg.peer_timeout_ms * 1000ull) {
+		pr->challenged = true;
+		pr->challenge = port->tx_nonce + 1;
+		pr->challenge_time = now;
+		rel->st.restart_challenges++;
+	} else if (h->echo >= pr->challenge && h->echo <= port->tx_nonce) {
+		pr->challenged = false;
+		return true;
+	}
+	ack_owe(rel, pr, true, now);
+	return false;
+}
+
+/* Remember the peer's nonces, for the echo our frames carry back. */
+static void note_echo(struct gm_peer *pr, const struct gm_hdr *h)
+{
+	if (!pr->echo_known || pr->echo_session != h->session) {
+		pr->echo_known = true;
+		pr->echo_session = h->session;
+		pr->echo = h->nonce;
+	} else if (h->nonce > pr->echo) {
+		pr->echo = h->nonce;
+	}
+}
+
+/* The frame's integrity under the port's secret, or its CRC without one. */
+static bool frame_authentic(struct gm_rel *rel, const struct gm_port *port, const uint8_t *frame,
+                            const struct gm_hdr *h)
+{
+	if (port->mac) {
+		if (gm_mac_check(port->mac, frame, ETH_HLEN + HDR_LEN + h->len) == GM_WIRE_OK)
+			return true;
+		rel->st.bad_mac++;
+		return false;
+	}
+	if (gm_frame_check(frame + ETH_HLEN, HDR_LEN + h->len) == GM_WIRE_OK)
+		return true;
+	rel->st.bad_csum++;
+	return false;
 }
 
 void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t now)
@@ -768,14 +1039,6 @@ void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t no
 		rel->st.bad_hdr++;
 		return;
 	}
-	if (gm_frame_check(gm, HDR_LEN + h.len)) {
-		rel->st.bad_csum++;
-		return;
-	}
-	if (h.type != GM_FT_ACK && !(h.flags & GM_F_SEQ)) {
-		rel->st.bad_hdr++;
-		return;
-	}
 	for (port = rel->ports; port; port = port->next)
 		if (port->num == h.dst_port)
 			break;
@@ -787,17 +1050,27 @@ void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t no
 		rel->st.bad_key++;
 		return;
 	}
+	/* Nothing below runs for a frame that is not authentic: no state yet. */
+	if (!frame_authentic(rel, port, frame, &h))
+		return;
+	if (h.type != GM_FT_ACK && !(h.flags & GM_F_SEQ)) {
+		rel->st.bad_hdr++;
+		return;
+	}
 	memcpy(src.mac, (const uint8_t *)frame + 6, 6);
 	src.port = h.src_port;
-	pr = gm_peer_get(port, &src);
-	if (!pr)
+	pr = peer_find(port, &src);
+	if (!pr && !(pr = peer_from_input(rel, port, &src)))
 		return;
 	if (pr->has_old_session && h.session == pr->old_session) {
 		rel->st.dup_dropped++; /* sent before the peer restarted */
 		return;
 	}
 	if (pr->rx_known && h.session != pr->remote_session) {
+		if (!restart_proven(rel, port, pr, &h, now))
+			return;
 		/* The peer restarted: its old stream and ours to it are void. */
+		rel->st.restarts++;
 		if (!pr->failed)
 			fail_peer(rel, pr, -FI_ECONNRESET);
 		pr->failed = false;
@@ -806,6 +1079,7 @@ void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t no
 		pr->has_old_session = true;
 		peer_reset_tx(pr);
 	}
+	note_echo(pr, &h);
 	if (pr->failed)
 		return;
 	if ((h.flags & GM_F_ACK) && ack_stale(rel, pr, h.ack)) {
@@ -874,8 +1148,14 @@ static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, ui
 		for (uint32_t s = pr->snd_una; s != pr->snd_nxt; s++) {
 			struct gm_buf *b = pr->txw[SLOT(rel, s)];
 
+			/*
+			 * SACK is advisory (as in TCP after a timeout): a receiver
+			 * may have dropped what it sacked, and a forged SACK must
+			 * not keep a frame from ever being resent.
+			 */
+			b->sacked = false;
 			b->fast_done = false;
-			if (!probed && b->sent && !b->sacked) {
+			if (!probed && b->sent) {
 				retransmit(rel, b, RETX_RTO);
 				probed = true;
 			}
@@ -914,11 +1194,21 @@ static void run_timers(struct gm_rel *rel, uint64_t now)
 
 /* ---- transmit ---- */
 
-static void stamp_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *gm)
+/*
+ * What may change between transmissions: ack, window and echo.  Returns
+ * whether the header changed, so that a frame the link refused and that
+ * goes out again unchanged keeps its seal (the same message, the same
+ * nonce) instead of costing another MAC.
+ */
+static bool stamp(struct gm_rel *rel, struct gm_peer *pr, uint8_t *gm)
 {
 	struct gm_hdr *w = (struct gm_hdr *)gm;
 	uint16_t wnd = htobe16((uint16_t)adv_window(rel));
+	uint64_t echo = htobe64(pr->echo_known ? pr->echo : 0);
+	uint8_t old[GM_HDR_TAG_OFF];
 
+	memcpy(old, gm, sizeof(old));
+	memcpy(&w->echo, &echo, 8);
 	if (pr->rx_known) {
 		uint32_t ack = htobe32(pr->rcv_nxt);
 
@@ -928,6 +1218,19 @@ static void stamp_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *gm)
 		pr->ack_deadline = 0;
 	}
 	memcpy(&w->wnd, &wnd, 2);
+	return memcmp(old, gm, sizeof(old)) != 0;
+}
+
+/* A new nonce, then the MAC or CRC (gm_wire.h); body_crc: CRC mode only. */
+static void seal(struct gm_port *port, uint8_t *f, size_t len, uint32_t body_crc)
+{
+	uint64_t nonce = htobe64(++port->tx_nonce);
+
+	memcpy(f + ETH_HLEN + offsetof(struct gm_hdr, nonce), &nonce, 8);
+	if (port->mac)
+		gm_mac_seal(port->mac, f, len);
+	else
+		gm_frame_seal_body(f + ETH_HLEN, body_crc);
 }
 
 static uint64_t build_sack(const struct gm_rel *rel, const struct gm_peer *pr)
@@ -962,8 +1265,8 @@ static void build_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *f)
 	                      .len = sizeof(ab),
 	                  });
 	memcpy(gm + HDR_LEN, &ab, sizeof(ab));
-	stamp_ack(rel, pr, gm);
-	gm_frame_seal(gm, HDR_LEN + sizeof(ab));
+	stamp(rel, pr, gm);
+	seal(pr->port, f, ETH_HLEN + HDR_LEN + sizeof(ab), gm_crc32c(0, &ab, sizeof(ab)));
 }
 
 /* Hand a batch of one class to the link; requeue what it did not take. */
@@ -974,6 +1277,8 @@ static unsigned send_batch(struct gm_rel *rel, enum gm_class cls, struct iovec *
 	unsigned sent = rc > 0 ? (unsigned)rc : 0;
 
 	for (unsigned i = 0; i < sent; i++) {
+		if (bufs[i])
+			bufs[i]->sealed = false; /* it left: the next transmission is another */
 		if (bufs[i] && bufs[i]->retx) {
 			rel->st.retransmits++;
 			rel->st.fast_retransmits += bufs[i]->retx == RETX_FAST;
@@ -1038,8 +1343,10 @@ int gm_rel_flush(struct gm_rel *rel, uint64_t now)
 				gm_dq_push(&rel->dq, it, it->cls, true);
 				break;
 			}
-			stamp_ack(rel, pr, b->data + ETH_HLEN);
-			gm_frame_seal_body(b->data + ETH_HLEN, b->body_crc);
+			if (stamp(rel, pr, b->data + ETH_HLEN) || !b->sealed) {
+				seal(pr->port, b->data, b->len, b->body_crc);
+				b->sealed = true;
+			}
 			b->sent = true;
 			b->tx_time = now;
 			if (!pr->rto_deadline) {

@@ -13,6 +13,11 @@
  * peer start at seq = session (so a receiver knows where a stream starts
  * from the first frame it sees, whichever that is), and compare
  * wraparound-safe.
+ *
+ * Nothing a frame says is believed before it passed its port's key and MAC
+ * (or CRC) check: bad frames are counted and dropped before any peer state
+ * exists or changes.  A known peer's new session is a restart only once the
+ * peer proved it is live (the handshake in gm_rel.c).
  */
 #ifndef GM_REL_H
 #define GM_REL_H
@@ -35,7 +40,18 @@ struct gm_rel_cfg {
 	unsigned peer_timeout_ms;
 	size_t max_frame; /* largest gm frame (gm_hdr + body), i.e. the MTU */
 	size_t max_bufs;  /* buffer pool cap in frames, 0: default */
+	/*
+	 * Out-of-order frames held for all peers together (0: half the pool;
+	 * at most the pool less one window, so that transmit always finds
+	 * buffers) and per peer (0 or more than the window: the window).
+	 */
+	size_t ooo_max;
+	unsigned ooo_peer_max;
+	/* Peers that received frames may create (0: GM_REL_PEER_MAX_DEFAULT). */
+	size_t peer_max;
 };
+
+#define GM_REL_PEER_MAX_DEFAULT 4096
 
 struct gm_rel_link {
 	/*
@@ -52,9 +68,13 @@ int gm_rel_create(const struct gm_rel_cfg *cfg, const struct gm_rel_link *link,
                   struct gm_rel **out);
 void gm_rel_destroy(struct gm_rel *rel);
 
-int gm_rel_port_open(struct gm_rel *rel, uint16_t num, enum gm_class cls, uint32_t key,
-                     uint32_t session, const struct gm_port_ops *ops, void *ctx,
-                     struct gm_port **out);
+/*
+ * session: random per open (the incarnation); nonce0: random below 2^62,
+ * where the port's frame nonces start (gm_mac.h).
+ */
+int gm_rel_port_open(struct gm_rel *rel, uint16_t num, enum gm_class cls,
+                     const struct gm_auth *auth, uint32_t session, uint64_t nonce0,
+                     const struct gm_port_ops *ops, void *ctx, struct gm_port **out);
 /* Drops every peer and queued frame of the port, without callbacks. */
 void gm_rel_port_close(struct gm_port *port);
 struct gm_rel *gm_rel_port_rel(const struct gm_port *port);
@@ -76,6 +96,9 @@ struct gm_net_stats *gm_rel_stats(struct gm_rel *rel);
 /* Test hooks: peer state, for assertions. */
 uint32_t gm_rel_peer_in_flight(const struct gm_peer *peer);
 bool gm_rel_peer_failed(const struct gm_peer *peer);
+/* Peers on all ports, and out-of-order frames held for them. */
+size_t gm_rel_peers(const struct gm_rel *rel);
+size_t gm_rel_ooo_held(const struct gm_rel *rel);
 /* The seq the peer's next in-order frame must carry if it uses this session. */
 uint32_t gm_rel_peer_next_seq(const struct gm_peer *peer, uint32_t session);
 

@@ -39,8 +39,11 @@ void gm_hdr_encode(void *buf, const struct gm_hdr *h)
 		.ack = htobe32(h->ack),
 		.len = htobe16(h->len),
 		.wnd = htobe16(h->wnd),
-		.csum = htobe32(h->csum),
+		.nonce = htobe64(h->nonce),
+		.echo = htobe64(h->echo),
 	};
+
+	memcpy(w.tag, h->tag, sizeof(w.tag));
 	memcpy(buf, &w, sizeof(w));
 }
 
@@ -63,7 +66,9 @@ int gm_hdr_decode(const void *frame, size_t frame_len, struct gm_hdr *h)
 	h->ack = be32toh(w.ack);
 	h->len = be16toh(w.len);
 	h->wnd = be16toh(w.wnd);
-	h->csum = be32toh(w.csum);
+	h->nonce = be64toh(w.nonce);
+	h->echo = be64toh(w.echo);
+	memcpy(h->tag, w.tag, sizeof(h->tag));
 	if (h->version != GM_WIRE_VERSION)
 		return GM_WIRE_EVERSION;
 	if (h->type == 0 || h->type >= GM_FT_MAX)
@@ -138,23 +143,22 @@ void gm_cts_hdr_decode(const void *buf, struct gm_cts_hdr *c)
 	c->len = be64toh(w.len);
 }
 
-#define GM_CSUM_OFF offsetof(struct gm_hdr, csum)
-
-/* The header part of the checksum, after the body's CRC. */
+/* The header part of the checksum, after the body's CRC: the tag counts as zero. */
 static uint32_t hdr_crc(const void *frame, uint32_t body_crc)
 {
-	uint8_t h[sizeof(struct gm_hdr)];
+	static const uint8_t zero[GM_TAG_LEN];
 
-	memcpy(h, frame, sizeof(h));
-	memset(h + GM_CSUM_OFF, 0, 4);
-	return gm_crc32c(body_crc, h, sizeof(h));
+	return gm_crc32c(gm_crc32c(body_crc, frame, GM_HDR_TAG_OFF), zero, sizeof(zero));
 }
 
 void gm_frame_seal_body(void *frame, uint32_t body_crc)
 {
-	uint32_t c = htobe32(hdr_crc(frame, body_crc));
+	uint8_t *tag = (uint8_t *)frame + GM_HDR_TAG_OFF;
+	uint32_t c;
 
-	memcpy((uint8_t *)frame + GM_CSUM_OFF, &c, 4);
+	memset(tag, 0, GM_TAG_LEN);
+	c = htobe32(hdr_crc(frame, body_crc));
+	memcpy(tag, &c, 4);
 }
 
 void gm_frame_seal(void *frame, size_t len)
@@ -162,7 +166,7 @@ void gm_frame_seal(void *frame, size_t len)
 	const uint8_t *f = frame;
 
 	gm_frame_seal_body(frame,
-			   gm_crc32c(0, f + sizeof(struct gm_hdr), len - sizeof(struct gm_hdr)));
+	                   gm_crc32c(0, f + sizeof(struct gm_hdr), len - sizeof(struct gm_hdr)));
 }
 
 int gm_frame_check(const void *frame, size_t len)
@@ -172,9 +176,12 @@ int gm_frame_check(const void *frame, size_t len)
 
 	if (len < sizeof(struct gm_hdr))
 		return GM_WIRE_ESHORT;
-	memcpy(&want, f + GM_CSUM_OFF, 4);
+	memcpy(&want, f + GM_HDR_TAG_OFF, 4);
+	for (size_t i = 4; i < GM_TAG_LEN; i++)
+		if (f[GM_HDR_TAG_OFF + i])
+			return GM_WIRE_ECSUM; /* a CRC frame has nothing else there */
 	return be32toh(want) == hdr_crc(frame, gm_crc32c(0, f + sizeof(struct gm_hdr),
-								len - sizeof(struct gm_hdr)))
-		       ? GM_WIRE_OK
-		       : GM_WIRE_ECSUM;
+	                                                 len - sizeof(struct gm_hdr)))
+	           ? GM_WIRE_OK
+	           : GM_WIRE_ECSUM;
 }

@@ -18,7 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GM_WIRE_VERSION 2 /* 2: checksum over body, then header */
+/*
+ * 2: checksum over body, then header.  3: per-port frame nonce, echo of the
+ * peer's last nonce (restart proof), and a 16-byte tag field: a MAC with a
+ * per-job secret, or the CRC-32C without one.
+ */
+#define GM_WIRE_VERSION 3
 #define GM_ETHERTYPE_DEFAULT 0x88B5
 #define GM_ETH_HLEN 14
 
@@ -39,22 +44,37 @@ enum gm_ftype {
 #define GM_F_ACK 0x02  /* ack is meaningful (piggy-backed cumulative ack) */
 #define GM_F_LOW 0x04  /* low traffic class (local job); clear = high */
 
-/* Base header, present in every frame.  32 bytes. */
+/*
+ * Base header, present in every frame.  60 bytes.
+ *
+ * tag authenticates the frame.  A port with a secret (>= 16 bytes of
+ * auth_key) puts a Poly1305 MAC there (gm_mac.h): it covers the Ethernet
+ * header (both addresses and the EtherType), struct gm_hdr up to tag, and
+ * the body.  A port without one (a 4-byte auth_key or none) puts the CRC-32C
+ * of body then header (tag zeroed) in tag[0..3], the rest zero: that catches
+ * corruption and isolates jobs by key, but anyone on the segment can forge it.
+ */
 struct gm_hdr {
-	uint8_t version;      /* GM_WIRE_VERSION */
-	uint8_t type;         /* enum gm_ftype */
-	uint8_t flags;        /* GM_F_* */
-	uint8_t rsvd;         /* zero on send, ignored on receive */
-	uint16_t dst_port;    /* receiving endpoint's port */
-	uint16_t src_port;    /* sending endpoint's port */
-	uint32_t key;         /* job authentication key (0: none) */
-	uint32_t session;     /* sender endpoint incarnation, random per open */
-	uint32_t seq;         /* sequence number of this frame (GM_F_SEQ) */
-	uint32_t ack;         /* next sequence number expected from the peer */
-	uint16_t len;         /* bytes after struct gm_hdr (type header + payload) */
-	uint16_t wnd;         /* receiver's free window, in frames */
-	uint32_t csum;        /* CRC-32C of the whole gamma frame with csum = 0 */
+	uint8_t version;   /* GM_WIRE_VERSION */
+	uint8_t type;      /* enum gm_ftype */
+	uint8_t flags;     /* GM_F_* */
+	uint8_t rsvd;      /* zero on send, ignored on receive */
+	uint16_t dst_port; /* receiving endpoint's port */
+	uint16_t src_port; /* sending endpoint's port */
+	uint32_t key;      /* 4-byte job key, or the secret's key id (gm_mac.h); 0: none */
+	uint32_t session;  /* sender endpoint incarnation, random per open */
+	uint32_t seq;      /* sequence number of this frame (GM_F_SEQ) */
+	uint32_t ack;      /* next sequence number expected from the peer */
+	uint16_t len;      /* bytes after struct gm_hdr (type header + payload) */
+	uint16_t wnd;      /* receiver's free window, in frames */
+	uint64_t nonce;    /* sender port's transmission counter: new on every
+	                      frame sent, retransmissions included; < 2^63 */
+	uint64_t echo;     /* highest nonce received from the destination (0: none) */
+	uint8_t tag[16];   /* MAC or CRC-32C, see above */
 } __attribute__((packed));
+
+#define GM_HDR_TAG_OFF 44 /* offsetof(struct gm_hdr, tag) */
+#define GM_TAG_LEN     16
 
 /* First (or only) frame of a message: EAGER, START, RTS.  32 bytes. */
 struct gm_msg_hdr {
@@ -86,7 +106,8 @@ struct gm_ack_body {
 	uint64_t sack;
 } __attribute__((packed));
 
-_Static_assert(sizeof(struct gm_hdr) == 32, "gm_hdr is 32 bytes");
+_Static_assert(sizeof(struct gm_hdr) == 60, "gm_hdr is 60 bytes");
+_Static_assert(offsetof(struct gm_hdr, tag) == GM_HDR_TAG_OFF, "tag offset");
 _Static_assert(sizeof(struct gm_msg_hdr) == 32, "gm_msg_hdr is 32 bytes");
 _Static_assert(sizeof(struct gm_frag_hdr) == 12, "gm_frag_hdr is 12 bytes");
 _Static_assert(sizeof(struct gm_cts_hdr) == 16, "gm_cts_hdr is 16 bytes");
@@ -107,6 +128,7 @@ enum {
 	GM_WIRE_ETYPE = -3,    /* unknown frame type */
 	GM_WIRE_ELEN = -4,     /* len field disagrees with the frame */
 	GM_WIRE_ECSUM = -5,    /* checksum mismatch */
+	GM_WIRE_EMAC = -6,     /* MAC mismatch (wrong secret, forged or corrupt) */
 };
 
 void gm_hdr_encode(void *buf, const struct gm_hdr *h);
@@ -128,15 +150,16 @@ uint32_t gm_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len);
 uint32_t gm_crc32c_reference(uint32_t crc, const void *buf, size_t len); /* slow, for tests */
 
 /*
- * The frame checksum, gm_hdr.csum: CRC-32C of the body (the h.len bytes
- * after struct gm_hdr) followed by struct gm_hdr with csum = 0.  Body
- * first, so that a sender checksums the body once, while copying it in,
- * and sealing (again on every retransmission, since the piggy-backed ack
- * changes) costs only the 32 header bytes: gm_frame_seal_body takes that
- * body CRC (gm_crc32c chain from 0 over the body).
+ * The frame checksum of a port without a secret, gm_hdr.tag[0..3]: CRC-32C
+ * (big-endian) of the body (the h.len bytes after struct gm_hdr) followed
+ * by struct gm_hdr with tag = 0.  Body first, so that a sender checksums
+ * the body once, while copying it in, and sealing (again on every
+ * retransmission, since the piggy-backed ack changes) costs only the header
+ * bytes: gm_frame_seal_body takes that body CRC (gm_crc32c chain from 0
+ * over the body).  gm_frame_check also wants tag[4..15] zero.
  */
 void gm_frame_seal_body(void *frame, uint32_t body_crc);
-/* Seal an encoded frame (starting at gm_hdr, len bytes) by filling in csum. */
+/* Seal an encoded frame (starting at gm_hdr, len bytes) by filling in the CRC. */
 void gm_frame_seal(void *frame, size_t len);
 /* 0 if the sealed frame's checksum holds, GM_WIRE_ECSUM otherwise. */
 int gm_frame_check(const void *frame, size_t len);

@@ -4,7 +4,7 @@
  * seed generator (mkcorpus.c).  An input is a script of records; each
  * starts with an op byte, taken modulo FZ_NOPS:
  *
- *   FRAME  ctl peer len16 gm_hdr[32] body[len] [cut]
+ *   FRAME  ctl peer len16 gm_hdr[60] body[len] [cut]
  *          a frame from fake peer (peer % FZ_NPEERS).  Unless ctl says
  *          "raw", the harness repairs what a live sender would get right
  *          (version, type range, len, port, key, session, seq, flags,

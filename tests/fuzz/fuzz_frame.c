@@ -309,8 +309,9 @@ static void run_setup(struct run *run)
 	gm_list_init(&ep->tx_pending);
 	gm_list_init(&ep->tx_live);
 	if (gm_rel_create(&cfg, &link, &run->rel) ||
-	    gm_rel_port_open(run->rel, FZ_PORT, GM_CLASS_HIGH, FZ_KEY, FZ_SESSION, &gm_msg_port_ops,
-			     ep, &ep->port))
+	    gm_rel_port_open(run->rel, FZ_PORT, GM_CLASS_HIGH,
+			     &(struct gm_auth){&(uint32_t){FZ_KEY}, sizeof(uint32_t)}, FZ_SESSION, 1,
+			     &gm_msg_port_ops, ep, &ep->port))
 		abort();
 	run->port = ep->port;
 	g_ep = ep;

@@ -200,7 +200,7 @@ int main(int argc, char **argv)
 	/* Hostile: wrong key, bad checksum, wrong version, cut short. */
 	frame_ctl(FZ_RAW_ADDR, 1, &(struct gm_hdr){.type = GM_FT_EAGER - 1, .dst_port = FZ_PORT,
 						    .key = 0xbad}, "x", 1);
-	frame_ctl(FZ_RAW_CSUM, 1, &(struct gm_hdr){.type = GM_FT_EAGER - 1, .csum = 1}, "x", 1);
+	frame_ctl(FZ_RAW_CSUM, 1, &(struct gm_hdr){.type = GM_FT_EAGER - 1, .tag = {1}}, "x", 1);
 	frame_ctl(FZ_RAW_SHAPE, 1, &(struct gm_hdr){.version = 9, .type = 77, .len = 999}, "x", 1);
 	frame_ctl(FZ_CUT, 1, &(struct gm_hdr){.type = GM_FT_CTS - 1}, "0123456789abcdef", 16);
 	put8(100);

@@ -103,7 +103,7 @@ delta()
 # gm_ack_body (provider/gm_wire.h).  The provider sends these in the high
 # class whatever the endpoint's class, so that they unblock senders; no data
 # frame is this short (a message adds its own 32-byte header).
-ACK_LEN=$((14 + 32 + 8))
+ACK_LEN=$((14 + 60 + 8)) # Ethernet header, struct gm_hdr (wire version 3), struct gm_ack_body
 
 # --- dq on ----------------------------------------------------------------------
 C=$NAME

@@ -87,13 +87,16 @@ BGPIDS=
 out=$(cat "$WORK/job.out")
 [ $rc -eq 0 ] || fail "the MPI job failed under hostile frames (rc $rc): $(tail -30 <<<"$out")"
 grep -q '^gm-mpi-soak: ok: ' <<<"$out" || fail "the job did not verify its data: $(tail -30 <<<"$out")"
-# Sum a counter over a stats line: "... bad csum A hdr B port C key D version E ..."
+# Counters of a stats line: "... bad csum A hdr B port C key D version E; ...
+# peers failed F; bad mac G; ... restarts H ...".  The job has a secret, so
+# frames with its key id but no valid MAC count as bad mac (bad csum without).
 for n in "$n0" "$n1"; do
 	line=$(grep "^gamma stats $n:" <<<"$out") || fail "no FI_GAMMA_STATS line for $n: $out"
 	echo "$line"
-	read -r csum hdr key ver failed < <(sed -E 's/.*bad csum ([0-9]+) hdr ([0-9]+) port [0-9]+ key ([0-9]+) version ([0-9]+);.*peers failed ([0-9]+).*/\1 \2 \3 \4 \5/' <<<"$line")
-	[ "${csum:-0}" -gt 0 ] && [ "${key:-0}" -gt 0 ] && [ "${ver:-0}" -gt 0 ] ||
-		fail "$n: hostile frames not counted (bad csum '$csum' key '$key' version '$ver')"
+	read -r csum hdr key ver failed mac restarts < <(sed -E 's/.*bad csum ([0-9]+) hdr ([0-9]+) port [0-9]+ key ([0-9]+) version ([0-9]+);.*peers failed ([0-9]+);.*bad mac ([0-9]+);.*restarts ([0-9]+).*/\1 \2 \3 \4 \5 \6 \7/' <<<"$line")
+	[ "${mac:-0}" -gt 0 ] && [ "${key:-0}" -gt 0 ] && [ "${ver:-0}" -gt 0 ] ||
+		fail "$n: hostile frames not counted (bad mac '$mac' key '$key' version '$ver')"
 	[ "$failed" = 0 ] || fail "$n: hostile frames failed a real peer ($failed)"
+	[ "$restarts" = 0 ] || fail "$n: hostile frames restarted a real peer ($restarts)"
 done
 ok "$(grep -o 'gm-mpi-soak: ok: .*' <<<"$out" | cut -d' ' -f3-) over gamma, through $volleys one-second volleys at live ports $p0 and $p1; bad frames counted on both nodes"

@@ -3,12 +3,13 @@
 #  1. libfabric level (gm-keytest over a veth pair): endpoints with the same
 #     key exchange verified messages; endpoints with different keys, set at
 #     domain or endpoint level, exchange nothing (their sends fail), and the
-#     receivers count the frames as bad_key (FI_GAMMA_STATS).
+#     receivers count the frames as bad_key (FI_GAMMA_STATS); the same
+#     with 32-byte secrets (MACs), and an endpoint switched by fi_setopt.
 #  2. MPI level: two jobs at once over btl gamma on the same 2-node cluster
 #     links, each exchanging verified data (tests/tools/gm-mpi-soak) until
 #     both have verified their first round, so they overlap on any machine;
 #     both verify, and each job's ranks share one key that differs from the
-#     other job's (btl gamma derives it from the job id).
+#     other job's (the id of btl gamma's random per-job secret).
 . "$(dirname "$0")/cluster-lib.sh" is
 KEYTEST=$BUILT/tools/gm-keytest
 [ -x "$KEYTEST" ] || fail "$KEYTEST not built (make check builds it)"
@@ -37,6 +38,23 @@ kb=$(badkey "$b") ka=$(badkey "$a")
 [ "$kb" -ge 6 ] || fail "frames with a foreign key not counted on $b: bad_key $kb"
 [ "$ka" -ge 3 ] || fail "frames with a foreign key not counted on $a: bad_key $ka"
 ok "libfabric: same key delivers; different keys isolate; bad_key $kb on $b, $ka on $a"
+# The same with 32-byte secrets (a MAC on every frame), and fi_setopt.
+out=$(FI_GAMMA_IFACE=$a,$b FI_GAMMA_STATS=1 FI_GAMMA_PEER_TIMEOUT=1000 \
+	timeout 300 "$KEYTEST" --secret "$a" "$b" 2>&1) || fail "gm-keytest --secret: $out"
+echo "$out"
+grep -q '^ok: same secret delivers' <<<"$out" || fail "gm-keytest --secret printed no verdict"
+kb=$(badkey "$b") ka=$(badkey "$a")
+[ "$kb" -ge 6 ] && [ "$ka" -ge 3 ] ||
+	fail "frames under a foreign secret not counted as bad_key: $kb on $b, $ka on $a"
+grep "^gamma stats" <<<"$out" | grep -q ' bad mac 0;' ||
+	fail "frames under the right secret failed the MAC: $(grep '^gamma stats' <<<"$out")"
+ok "libfabric: same secret delivers; different secrets isolate; fi_setopt switches"
+# FI_GAMMA_REQUIRE_AUTH=1: an endpoint with a 4-byte key is refused.
+out=$(FI_GAMMA_IFACE=$a,$b FI_GAMMA_REQUIRE_AUTH=1 timeout 60 "$KEYTEST" "$a" "$b" 2>&1) &&
+	fail "FI_GAMMA_REQUIRE_AUTH=1 opened endpoints without a secret: $out"
+grep -q 'FAIL: fi_endpoint.*Permission denied' <<<"$out" ||
+	fail "FI_GAMMA_REQUIRE_AUTH=1: not refused at fi_endpoint: $out"
+ok "FI_GAMMA_REQUIRE_AUTH=1 refuses an endpoint without a secret"
 
 # ---- 2. two MPI jobs at once on the same links ----
 command -v mpirun >/dev/null || skip "mpirun not installed"
@@ -86,7 +104,7 @@ for j in 1 2; do
 	eval "key$j=$keys"
 	grep "^gamma stats" <<<"$o"
 	# Both jobs' frames reached each interface's socket filter; none failed a peer.
-	grep "^gamma stats" <<<"$o" | grep -qv 'peers failed 0$' && fail "job $j: a peer failed"
+	grep "^gamma stats" <<<"$o" | grep -qv 'peers failed 0;' && fail "job $j: a peer failed"
 done
 [ "$key1" != "$key2" ] || fail "the two jobs got the same key $key1"
 ok "two concurrent MPI jobs on the same links verified; keys $key1 and $key2"

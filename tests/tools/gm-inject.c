@@ -5,13 +5,17 @@
  * bounded time, to check that receivers drop and count them and that the
  * jobs they serve are not disturbed.
  *
- *   gm-inject -i IFACE -m MAC[,MAC...] [-p PORT[,PORT...]] [-k KEY]
+ *   gm-inject -i IFACE -m MAC[,MAC...] [-p PORT[,PORT...]] [-k KEY] [-S]
  *             [-r FRAMES_PER_S] [-t SECONDS] [-e ETHERTYPE] [-s SEED]
  *
  * -m  destination MACs (the victims); -p  their live ports, if known (else
  * ports are guessed at random); -k  a key to stamp on the bad-sequence
  * frames (others always carry a random key).  Rate at most 100000/s, time
- * at most 600 s.  Every frame has our own source MAC.  Kinds, in turn:
+ * at most 600 s.  -S  also send restart frames, which spoof the victims'
+ * MACs: on a learning bridge that diverts their traffic to us (a layer-2
+ * attack no transport stops), so use it only where the bridge does not
+ * learn from our port.  Other frames have our own source MAC.  Kinds, in
+ * turn:
  *
  *   random    random bytes of random length
  *   short     gamma header cut short (0..31 bytes)
@@ -22,7 +26,14 @@
  *   key       valid-checksum garbage for a live port with a wrong key
  *   port      well-formed frame to a random (forged) port
  *   seq       valid frame, sequence number far outside any window
+ *   restart   (-S only) valid frame with the key, from another victim's MAC
+ *             and a live port, with a new session: a forged restart of it
+ *   ooo       valid frame with the key from one of 1024 fake source ports,
+ *             out of order: fake peers trying to fill the reorder buffers
  *
+ * A job with a secret drops every frame (bad key, bad mac, ...); without
+ * one, the last three reach the reliability engine, which must neither
+ * restart the real peer nor run out of buffers.
  * Prints how many frames of each kind went out.
  */
 #define _GNU_SOURCE
@@ -47,9 +58,22 @@
 #define MAX_TIME    600
 #define FRAME_MAX   1514
 
-enum kind { K_RANDOM, K_SHORT, K_VERSION, K_TYPE, K_LEN, K_CSUM, K_KEY, K_PORT, K_SEQ, K_N };
-static const char *const kind_name[K_N] = {"random", "short", "version", "type", "len",
-					   "csum",   "key",   "port",    "seq"};
+enum kind {
+	K_RANDOM,
+	K_SHORT,
+	K_VERSION,
+	K_TYPE,
+	K_LEN,
+	K_CSUM,
+	K_KEY,
+	K_PORT,
+	K_SEQ,
+	K_RESTART,
+	K_OOO,
+	K_N
+};
+static const char *const kind_name[K_N] = {"random", "short", "version", "type",    "len", "csum",
+					   "key",    "port",  "seq",     "restart", "ooo"};
 
 static uint64_t rng;
 
@@ -65,7 +89,7 @@ static void usage(const char *why)
 {
 	fprintf(stderr,
 		"gm-inject: %s\n"
-		"usage: gm-inject -i IFACE -m MAC[,MAC...] [-p PORT[,PORT...]] [-k KEY]\n"
+		"usage: gm-inject -i IFACE -m MAC[,MAC...] [-p PORT[,PORT...]] [-k KEY] [-S]\n"
 		"                 [-r FRAMES_PER_S (<= %d)] [-t SECONDS (<= %d)] [-e ETHERTYPE] "
 		"[-s SEED]\n",
 		why, MAX_RATE, MAX_TIME);
@@ -104,6 +128,7 @@ struct cfg {
 	int have_key;
 	uint16_t ethertype;
 	uint8_t src[6];
+	int spoof; /* -S */
 };
 
 /* A well-formed header and body for a live (or guessed) port, random key. */
@@ -174,7 +199,7 @@ static size_t build(const struct cfg *c, enum kind k, uint8_t *f)
 	}
 	case K_CSUM:
 		gm_frame_seal(gm, len);
-		gm[offsetof(struct gm_hdr, csum) + rnd() % 4] ^= (uint8_t)(1 + rnd() % 255);
+		gm[offsetof(struct gm_hdr, tag) + rnd() % 4] ^= (uint8_t)(1 + rnd() % 255);
 		break;
 	case K_KEY:
 		gm_frame_seal(gm, len);
@@ -197,6 +222,33 @@ static size_t build(const struct cfg *c, enum kind k, uint8_t *f)
 		h.session = (h.key ^ 0x5eed0000u) + h.src_port * 2654435761u;
 		h.seq = h.session + (1u << 20) + rnd() % (1u << 30);
 		h.flags = GM_F_SEQ;
+		gm_hdr_encode(gm, &h);
+		gm_frame_seal(gm, len);
+		break;
+	}
+	case K_RESTART:
+	case K_OOO: {
+		struct gm_hdr h;
+		unsigned d = rnd() % c->ndst;
+
+		gm_hdr_decode(gm, len, &h);
+		h.key = c->have_key ? c->key : badkey;
+		h.flags = GM_F_SEQ;
+		h.session = rnd();
+		memcpy(f, c->dst[d], 6);
+		if (k == K_RESTART && c->ndst > 1 && c->nport) {
+			/* As the job's other node, from one of its live ports. */
+			memcpy(f + 6, c->dst[(d + 1 + rnd() % (c->ndst - 1)) % c->ndst], 6);
+			h.src_port = c->port[rnd() % c->nport];
+			h.seq = h.session;
+		} else {
+			/* 1024 fake peers: a peer is a (MAC, port), so ports suffice. */
+			uint32_t id = rnd() % 1024;
+
+			h.src_port = (uint16_t)(40000 + id);
+			h.session = 0x0fa6e000u + id;
+			h.seq = h.session + 1 + rnd() % 256;
+		}
 		gm_hdr_encode(gm, &h);
 		gm_frame_seal(gm, len);
 		break;
@@ -233,7 +285,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	while ((opt = getopt(argc, argv, "i:m:p:k:r:t:e:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:m:p:k:r:t:e:s:S")) != -1) {
 		switch (opt) {
 		case 'i':
 			ifname = optarg;
@@ -263,6 +315,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			rng = num(optarg, UINT64_MAX >> 1, "seed") * 2654435761u + 1;
+			break;
+		case 'S':
+			c.spoof = 1;
 			break;
 		default:
 			usage("unknown option");
@@ -305,6 +360,8 @@ int main(int argc, char **argv)
 			nanosleep(&d, NULL);
 		}
 		enum kind k = (enum kind)(i % K_N);
+		if (k == K_RESTART && !c.spoof)
+			k = K_OOO;
 		size_t len = build(&c, k, frame);
 		if (len < GM_ETH_HLEN)
 			len = GM_ETH_HLEN;

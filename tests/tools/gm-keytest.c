@@ -12,6 +12,12 @@
  * FI_GAMMA_PEER_TIMEOUT), and C->A nothing either.  The frames C and D
  * drop are counted as bad_key: run with FI_GAMMA_STATS=1 and check the
  * counters printed at close (tests/integration/isolation.sh does).
+ *
+ *   gm-keytest --secret IF_A IF_B
+ *
+ * The same with 32-byte secrets in place of the 4-byte keys (every frame
+ * carries a MAC), plus E (on IF_B), opened under K2 and switched to K1 by
+ * fi_setopt(FI_OPT_GAMMA_AUTH_KEY) as btl gamma does: A->E must deliver.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,6 +31,8 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+
+#include "fi_gamma.h"
 
 #define K1 0x1111aaaau
 #define K2 0x2222bbbbu
@@ -61,13 +69,21 @@ static double now_s(void)
 	return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+static bool g_secret; /* 32-byte secrets made from K1/K2 instead of the 4-byte keys */
+
+static size_t key_len(void)
+{
+	return g_secret ? 32 : sizeof(uint32_t);
+}
+
 static uint8_t *key_dup(uint32_t key)
 {
-	uint8_t *k = malloc(sizeof(key));
+	uint8_t *k = malloc(key_len());
 
 	if (!k)
 		die("malloc", -FI_ENOMEM);
-	memcpy(k, &key, sizeof(key));
+	for (size_t i = 0; i < key_len(); i += sizeof(key))
+		memcpy(k + i, &key, sizeof(key));
 	return k;
 }
 
@@ -83,11 +99,11 @@ static void side_open(struct side *s, uint32_t dom_key, uint32_t ep_key)
 	hints->fabric_attr->prov_name = strdup("gamma");
 	hints->domain_attr->name = strdup(s->ifname);
 	hints->domain_attr->auth_key = key_dup(dom_key);
-	hints->domain_attr->auth_key_size = sizeof(dom_key);
+	hints->domain_attr->auth_key_size = key_len();
 	CHK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &s->info));
 	fi_freeinfo(hints);
 	/* The offer must carry the key asked for. */
-	if (s->info->domain_attr->auth_key_size != sizeof(got))
+	if (s->info->domain_attr->auth_key_size != key_len())
 		die("fi_getinfo dropped the domain auth_key", -FI_EINVAL);
 	memcpy(&got, s->info->domain_attr->auth_key, sizeof(got));
 	if (got != dom_key)
@@ -95,7 +111,7 @@ static void side_open(struct side *s, uint32_t dom_key, uint32_t ep_key)
 	if (ep_key) {
 		free(s->info->ep_attr->auth_key);
 		s->info->ep_attr->auth_key = key_dup(ep_key);
-		s->info->ep_attr->auth_key_size = sizeof(ep_key);
+		s->info->ep_attr->auth_key_size = key_len();
 	}
 	CHK(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
 	CHK(fi_domain(s->fabric, s->info, &s->domain, NULL));
@@ -131,12 +147,14 @@ static fi_addr_t insert(struct side *from, struct side *to)
 	return fa;
 }
 
-static struct side *all[4];
+#define NSIDES 5
+static struct side *all[NSIDES];
+static int nsides;
 
 /* Progress every side; count successful and failed completions of s. */
 static void poll_all(struct side *s, int *ok, int *err)
 {
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < nsides; i++) {
 		struct fi_cq_msg_entry e;
 		ssize_t r = fi_cq_read(all[i]->cq, &e, all[i] == s ? 1 : 0);
 
@@ -229,28 +247,53 @@ static int exchange(struct side *from, struct side *to, double timeout, bool exp
 int main(int argc, char **argv)
 {
 	struct side A = {.name = "A(K1)"}, B = {.name = "B(K1)"}, C = {.name = "C(K2 domain)"},
-		    D = {.name = "D(K2 ep)"};
+		    D = {.name = "D(K2 ep)"}, E = {.name = "E(K2, then K1 by fi_setopt)"};
 
+	if (argc == 4 && !strcmp(argv[1], "--secret")) {
+		g_secret = true;
+		argv++, argc--;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s IF_A IF_B\n", argv[0]);
+		fprintf(stderr, "usage: %s [--secret] IF_A IF_B\n", argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	A.ifname = argv[1];
-	B.ifname = C.ifname = D.ifname = argv[2];
+	B.ifname = C.ifname = D.ifname = E.ifname = argv[2];
 	side_open(&A, K1, 0);
 	side_open(&B, K1, 0);
 	side_open(&C, K2, 0);
 	side_open(&D, K1, K2);
-	all[0] = &A, all[1] = &B, all[2] = &C, all[3] = &D;
+	all[nsides++] = &A, all[nsides++] = &B, all[nsides++] = &C, all[nsides++] = &D;
 	exchange(&A, &B, 30, true);
 	exchange(&A, &C, 60, false);
 	exchange(&A, &D, 60, false);
 	exchange(&C, &A, 60, false);
+	if (g_secret) {
+		uint8_t *k1 = key_dup(K1);
+		uint32_t id_a = 0, id_e = 0;
+		size_t n = sizeof(id_a);
+
+		side_open(&E, K2, 0);
+		all[nsides++] = &E;
+		CHK(fi_setopt(&E.ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_AUTH_KEY, k1, key_len()));
+		free(k1);
+		CHK(fi_getopt(&A.ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_KEY_ID, &id_a, &n));
+		CHK(fi_getopt(&E.ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_KEY_ID, &id_e, &n));
+		if (id_a != id_e || id_a == K1)
+			die("key ids after fi_setopt", -FI_EINVAL);
+		/* A short secret is refused and changes nothing. */
+		if (fi_setopt(&E.ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_AUTH_KEY, "short", 5) !=
+		    -FI_EINVAL)
+			die("fi_setopt took a 5-byte key", -FI_EINVAL);
+		exchange(&A, &E, 30, true);
+		side_close(&E);
+	}
 	side_close(&D);
 	side_close(&C);
 	side_close(&B);
 	side_close(&A);
-	printf("ok: same key delivers, different keys (domain or endpoint level) do not\n");
+	printf("ok: same %s delivers, different ones (domain or endpoint level) do not%s\n",
+	       g_secret ? "secret" : "key", g_secret ? "; fi_setopt switches an endpoint" : "");
 	return 0;
 }

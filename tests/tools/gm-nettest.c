@@ -474,8 +474,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gm_net_open(%s): %s\n", o.ifname, fi_strerror(-rc));
 		return rc == -FI_EPERM ? 77 : 1;
 	}
-	rc = gm_port_open(net, o.port, o.low ? GM_CLASS_LOW : GM_CLASS_HIGH, o.key, &ops, NULL,
-	                  &port);
+	rc = gm_port_open(net, o.port, o.low ? GM_CLASS_LOW : GM_CLASS_HIGH,
+	                  &(struct gm_auth){&o.key, sizeof(o.key)}, &ops, NULL, &port);
 	if (rc) {
 		fprintf(stderr, "gm_port_open(%u): %s\n", o.port, fi_strerror(-rc));
 		gm_net_close(net);
@@ -493,8 +493,8 @@ int main(int argc, char **argv)
 		 * port receives what the first sends to our own MAC. */
 		struct gm_port *port2;
 
-		rc = gm_port_open(net, 0, GM_CLASS_HIGH, o.key, &ops, o.client ? (void *)2 : NULL,
-		                  &port2);
+		rc = gm_port_open(net, 0, GM_CLASS_HIGH, &(struct gm_auth){&o.key, sizeof(o.key)},
+		                  &ops, o.client ? (void *)2 : NULL, &port2);
 		if (rc) {
 			fprintf(stderr, "gm_port_open(any): %s\n", fi_strerror(-rc));
 			gm_net_close(net);

@@ -12,14 +12,17 @@
 
 #include <rdma/fi_errno.h>
 
+#include "gm_mac.h"
 #include "gm_rel.h"
 
+#define HL     sizeof(struct gm_hdr)
 #define WINDOW 32
 #define MTU    1500
 #define MAXQ   20000
 
-/* Criterion runs each test in its own process: a test may change it. */
+/* Criterion runs each test in its own process: a test may change these. */
 static unsigned g_window = WINDOW;
+static size_t g_ooo_max, g_peer_max;
 
 struct sim_frame {
 	uint64_t when;
@@ -31,7 +34,8 @@ struct sim_frame {
 struct fault {
 	unsigned drop, dup, reorder, corrupt; /* per mille */
 	bool dead;
-	unsigned drop_nth; /* drop the nth frame node 0 sends (1-based), 0: none */
+	unsigned drop_nth;   /* drop the nth frame node 0 sends (1-based), 0: none */
+	unsigned drop_first; /* drop the first n frames node 0 sends */
 };
 
 struct node;
@@ -44,6 +48,11 @@ struct sim {
 	struct node *nodes[2];
 	unsigned max_in_flight_seen;
 	unsigned sent0; /* frames node 0 handed to the link */
+	bool refuse;    /* the link takes nothing (its send buffer is full) */
+	/* Copies of the first frames node 1 sends, for replays. */
+	uint8_t rec[8][MTU + 14];
+	size_t rec_len[8];
+	unsigned nrec;
 };
 
 struct node {
@@ -99,13 +108,20 @@ static int sim_send(void *ctx, enum gm_class cls, const struct iovec *frames, un
 	/* Refuse part of a batch now and then: exercises the requeue path. */
 	unsigned take = n > 1 && chance(s, 20) ? n / 2 : n;
 
+	if (s->refuse)
+		return 0;
 	for (unsigned i = 0; i < take; i++) {
 		const uint8_t *f = frames[i].iov_base;
 		int dst = !memcmp(f, s->nodes[0]->mac, 6) ? 0 : 1;
 		uint64_t delay = 5;
 
 		cr_assert_leq(frames[i].iov_len, MTU + 14);
-		if (nd->id == 0 && s->fault.drop_nth && ++s->sent0 == s->fault.drop_nth)
+		if (nd->id == 1 && s->nrec < 8) {
+			memcpy(s->rec[s->nrec], f, frames[i].iov_len);
+			s->rec_len[s->nrec++] = frames[i].iov_len;
+		}
+		if (nd->id == 0 && ++s->sent0 &&
+		    (s->sent0 == s->fault.drop_nth || s->sent0 <= s->fault.drop_first))
 			continue;
 		if (s->fault.dead || chance(s, s->fault.drop))
 			continue;
@@ -129,7 +145,7 @@ static uint8_t pattern(uint32_t idx, size_t j)
 
 static size_t msg_len(uint32_t idx)
 {
-	return (idx * 7919u) % (MTU - 32 - 32 + 1);
+	return (idx * 7919u) % (MTU - sizeof(struct gm_hdr) - 32 + 1);
 }
 
 static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
@@ -199,10 +215,16 @@ static const struct gm_port_ops ops = {
 
 static const uint16_t PORT[2] = {100, 200};
 
+/* Ports authenticate with g_secret (a MAC) when set, else with the 4-byte key. */
+static const uint8_t *g_secret;
+
 static void node_open_port(struct node *nd, uint32_t session, uint32_t key)
 {
-	cr_assert_eq(gm_rel_port_open(nd->rel, PORT[nd->id], GM_CLASS_HIGH, key, session, &ops, nd,
-	                              &nd->port),
+	struct gm_auth auth =
+	    g_secret ? (struct gm_auth){g_secret, 32} : (struct gm_auth){&key, sizeof(key)};
+
+	cr_assert_eq(gm_rel_port_open(nd->rel, PORT[nd->id], GM_CLASS_HIGH, &auth, session,
+	                              session * 2654435761ull, &ops, nd, &nd->port),
 	             0);
 	nd->peer = NULL;
 	nd->next_expected = 0;
@@ -220,6 +242,8 @@ static void node_init(struct sim *s, struct node *nd, int id, uint32_t session, 
 	    .peer_timeout_ms = 200,
 	    .max_frame = MTU,
 	    .max_bufs = 4 * g_window,
+	    .ooo_max = g_ooo_max,
+	    .peer_max = g_peer_max,
 	};
 	struct gm_rel_link link = {.send = sim_send, .ctx = nd};
 
@@ -341,9 +365,10 @@ static void run_stream(struct fault f, uint32_t sess_a, uint32_t sess_b, uint32_
 
 		cr_assert_gt(sa->retransmits, 0);
 		if (f.corrupt)
-			cr_assert_gt(sa->bad_csum + sb->bad_csum + sa->bad_hdr + sb->bad_hdr +
-			                 sa->bad_port + sb->bad_port + sa->bad_key + sb->bad_key +
-			                 sa->bad_version + sb->bad_version,
+			cr_assert_gt(sa->bad_csum + sb->bad_csum + sa->bad_mac + sb->bad_mac +
+			                 sa->bad_hdr + sb->bad_hdr + sa->bad_port + sb->bad_port +
+			                 sa->bad_key + sb->bad_key + sa->bad_version +
+			                 sb->bad_version,
 			             0);
 		if (f.dup)
 			cr_assert_gt(sb->dup_dropped, 0);
@@ -508,6 +533,282 @@ Test(rel, peer_restart_fails_old_state_and_starts_fresh)
 	}
 	cr_assert_eq(b.delivered, 500, "b got %lu of the 500 new messages", b.delivered);
 	cr_assert_eq(a.peer_failed_calls, 1);
+	/* Accepted once b proved it is live, after a challenge. */
+	cr_assert_eq(gm_rel_stats(a.rel)->restarts, 1);
+	cr_assert_geq(gm_rel_stats(a.rel)->restart_challenges, 1);
+	sim_free(&s);
+}
+
+static const uint8_t SECRET[32] = "gamma unit test job secret 32 B";
+
+Test(rel, lossy_link_with_a_secret_delivers_everything)
+{
+	g_secret = SECRET;
+	run_stream((struct fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8, 3000,
+	           true);
+}
+
+Test(rel, restart_with_a_secret_is_accepted_after_the_handshake)
+{
+	struct sim s = {.rng = 11, .fault = {.drop = 30, .reorder = 100}};
+	struct node a, b;
+	struct gm_peer *pa;
+
+	g_secret = SECRET;
+	node_init(&s, &a, 0, 1000, 400);
+	node_init(&s, &b, 1, 2000, 400);
+	pa = peer_to(&a, &b);
+	while (a.sent < 100) {
+		try_send(&a, pa);
+		step(&s);
+	}
+	gm_rel_port_close(b.port);
+	node_open_port(&b, 0x5E55, 0xC0FFEE);
+	for (int i = 0; i < 5000 && !a.peer_failed_calls; i++) {
+		try_send(&a, pa);
+		step(&s);
+	}
+	cr_assert_eq(a.peer_failed_err, -FI_ECONNRESET);
+	cr_assert_eq(gm_rel_stats(a.rel)->restarts, 1);
+	cr_assert_geq(gm_rel_stats(a.rel)->restart_challenges, 1);
+	sim_free(&s);
+}
+
+/*
+ * A valid frame from an earlier incarnation of b (recorded in another run,
+ * same secret, same addresses), replayed into a live a<->b stream: a must
+ * challenge it and keep its peer, and the stream must complete.
+ */
+static void replay_old_incarnation(const uint8_t *secret)
+{
+	struct sim old = {.rng = 21}, s = {.rng = 22};
+	struct node a, b;
+	struct gm_peer *pa, *pb;
+	uint8_t frame[MTU + 14];
+	size_t flen;
+	struct gm_net_stats *st;
+
+	g_secret = secret;
+	node_init(&old, &a, 0, 1000, 10);
+	node_init(&old, &b, 1, 0x01D, 10);
+	pb = peer_to(&b, &a);
+	cr_assert(try_send(&b, pb));
+	step(&old);
+	cr_assert_geq(old.nrec, 1);
+	memcpy(frame, old.rec[0], old.rec_len[0]);
+	flen = old.rec_len[0];
+	sim_free(&old);
+
+	node_init(&s, &a, 0, 1000, 300);
+	node_init(&s, &b, 1, 0x2E3, 300);
+	pa = peer_to(&a, &b);
+	pb = peer_to(&b, &a);
+	for (int i = 0; count(a.acked, 300) < 300 || count(b.acked, 300) < 300; i++) {
+		while (a.sent < 300 && try_send(&a, pa))
+			;
+		while (b.sent < 300 && try_send(&b, pb))
+			;
+		if (i % 50 == 10)
+			gm_rel_input(a.rel, frame, flen, s.now);
+		step(&s);
+		cr_assert_lt(i, 200000, "no progress");
+	}
+	st = gm_rel_stats(a.rel);
+	cr_assert_eq(a.peer_failed_calls, 0);
+	cr_assert_eq(count(a.failed, 300), 0);
+	cr_assert_eq(st->restarts, 0);
+	cr_assert_gt(st->restart_challenges, 0);
+	cr_assert_eq(a.delivered, 300);
+	cr_assert_eq(b.delivered, 300);
+	sim_free(&s);
+}
+
+Test(rel, replayed_old_session_frame_does_not_reset_the_peer_with_a_secret)
+{
+	replay_old_incarnation(SECRET);
+}
+
+Test(rel, replayed_old_session_frame_does_not_reset_the_peer_without_a_secret)
+{
+	replay_old_incarnation(NULL);
+}
+
+/* A forged EAGER frame from b's address to a's port, sealed with mac (or its CRC). */
+static size_t forge(uint8_t *f, struct gm_mac *mac, uint32_t key, uint32_t session, uint32_t seq,
+                    uint16_t src_port)
+{
+	struct gm_hdr h = {
+	    .version = GM_WIRE_VERSION,
+	    .type = GM_FT_EAGER,
+	    .flags = GM_F_SEQ,
+	    .dst_port = PORT[0],
+	    .src_port = src_port,
+	    .key = key,
+	    .session = session,
+	    .seq = seq,
+	    .len = sizeof(struct gm_msg_hdr),
+	    .wnd = 8,
+	    .nonce = seq,
+	};
+	struct gm_msg_hdr m = {.msg_id = 0};
+	size_t len = 14 + HL + sizeof(m);
+
+	memset(f, 0, len);
+	memcpy(f, (uint8_t[]){0x02, 0, 0, 0, 0, 0x0a}, 6);
+	memcpy(f + 6, (uint8_t[]){0x02, 0, 0, 0, 0, 0x0b}, 6);
+	f[12] = 0x88;
+	f[13] = 0xB5;
+	gm_hdr_encode(f + 14, &h);
+	gm_msg_hdr_encode(f + 14 + HL, &m);
+	if (mac)
+		gm_mac_seal(mac, f, len);
+	else
+		gm_frame_seal(f + 14, len - 14);
+	return len;
+}
+
+Test(rel, mac_failures_are_counted_before_any_state)
+{
+	static const uint8_t other[32] = "not the job's secret, 32 bytes.";
+	struct sim s = {.rng = 31};
+	struct node a, b;
+	struct gm_mac *good, *bad;
+	struct gm_net_stats *st;
+	uint8_t f[256];
+	size_t len;
+	uint32_t id;
+
+	g_secret = SECRET;
+	node_init(&s, &a, 0, 1, 10);
+	node_init(&s, &b, 1, 2, 10);
+	st = gm_rel_stats(a.rel);
+	cr_assert_eq(gm_mac_create(SECRET, sizeof(SECRET), &good), 0);
+	cr_assert_eq(gm_mac_create(other, sizeof(other), &bad), 0);
+	id = gm_mac_key_id(good);
+
+	/* Another job's secret: another key id. */
+	len = forge(f, bad, gm_mac_key_id(bad), 77, 77, 200);
+	gm_rel_input(a.rel, f, len, 0);
+	cr_assert_eq(st->bad_key, 1);
+	/* Our key id, sealed with the wrong secret; CRC only; one byte changed. */
+	len = forge(f, bad, id, 77, 77, 200);
+	gm_rel_input(a.rel, f, len, 0);
+	len = forge(f, NULL, id, 77, 77, 200);
+	gm_rel_input(a.rel, f, len, 0);
+	for (size_t i = 0; i < len; i++) {
+		len = forge(f, good, id, 77, 77, 200);
+		f[i] ^= 0x40;
+		gm_rel_input(a.rel, f, len, 0);
+	}
+	cr_assert_eq(st->bad_mac + st->bad_key + st->bad_port + st->bad_hdr + st->bad_version,
+	             1 + 2 + len);
+	cr_assert_geq(st->bad_mac, 2 + 14 + GM_HDR_TAG_OFF - 8);
+	cr_assert_eq(gm_rel_peers(a.rel), 0, "a bad frame created a peer");
+	cr_assert_eq(a.delivered, 0);
+	/* The intact frame is delivered, once. */
+	len = forge(f, good, id, 77, 77, 200);
+	gm_rel_input(a.rel, f, len, 0);
+	gm_rel_input(a.rel, f, len, 0);
+	cr_assert_eq(a.delivered, 1);
+	cr_assert_eq(gm_rel_peers(a.rel), 1);
+	gm_mac_destroy(good);
+	gm_mac_destroy(bad);
+	sim_free(&s);
+}
+
+/*
+ * Without a secret anyone can forge frames: 300 fake sources each send a
+ * window of out-of-order frames while a and b stream both ways.  The caps
+ * must keep the pool for real traffic and the peer table bounded.
+ */
+Test(rel, fake_out_of_order_flood_cannot_take_the_pool)
+{
+	struct sim s = {.rng = 41};
+	struct node a, b;
+	struct gm_peer *pa, *pb;
+	uint8_t f[256];
+	unsigned nmsg = 2000, src = 0;
+	struct gm_net_stats *st;
+
+	g_peer_max = 64;
+	node_init(&s, &a, 0, 1000, nmsg);
+	node_init(&s, &b, 1, 2000, nmsg);
+	st = gm_rel_stats(a.rel);
+	pa = peer_to(&a, &b);
+	pb = peer_to(&b, &a);
+	for (int i = 0; count(a.acked, nmsg) < nmsg || count(b.acked, nmsg) < nmsg; i++) {
+		for (int k = 0; k < 20 && src < 300 * (WINDOW - 1); k++, src++) {
+			uint16_t port = (uint16_t)(1000 + src / (WINDOW - 1));
+			uint32_t sess = 0x77000000u + port;
+			size_t len =
+			    forge(f, NULL, 0xC0FFEE, sess, sess + 1 + src % (WINDOW - 1), port);
+
+			gm_rel_input(a.rel, f, len, s.now);
+			cr_assert_leq(gm_rel_ooo_held(a.rel), 2 * WINDOW);
+			cr_assert_leq(gm_rel_peers(a.rel), 64);
+		}
+		while (a.sent < nmsg && try_send(&a, pa))
+			;
+		while (b.sent < nmsg && try_send(&b, pb))
+			;
+		step(&s);
+		cr_assert_lt(i, 500000, "no progress: a acked %u, b acked %u", count(a.acked, nmsg),
+		             count(b.acked, nmsg));
+	}
+	cr_assert_geq(src, 300 * (WINDOW - 1), "the flood ended before the streams");
+	cr_assert_eq(a.delivered, nmsg);
+	cr_assert_eq(b.delivered, nmsg);
+	cr_assert_eq(a.peer_failed_calls + b.peer_failed_calls, 0);
+	cr_assert_gt(st->ooo_dropped, 0);
+	cr_assert_gt(st->peers_reclaimed, 200);
+	sim_free(&s);
+}
+
+/*
+ * A forged SACK marks frames b never got.  After the timeout they must be
+ * sent again: SACK is advisory.
+ */
+Test(rel, sack_is_cleared_on_timeout)
+{
+	struct sim s = {.rng = 51, .fault = {.drop_first = 10}};
+	struct node a, b;
+	struct gm_peer *pa;
+	uint8_t f[256];
+	struct gm_hdr h = {
+	    .version = GM_WIRE_VERSION,
+	    .type = GM_FT_ACK,
+	    .flags = GM_F_ACK,
+	    .dst_port = PORT[0],
+	    .src_port = PORT[1],
+	    .key = 0xC0FFEE,
+	    .session = 2000,
+	    .ack = 1000,
+	    .len = sizeof(struct gm_ack_body),
+	    .wnd = WINDOW,
+	};
+	struct gm_ack_body ab = {.sack = htobe64(0x1FF)};
+
+	node_init(&s, &a, 0, 1000, 10);
+	node_init(&s, &b, 1, 2000, 10);
+	pa = peer_to(&a, &b);
+	while (a.sent < 10)
+		cr_assert(try_send(&a, pa));
+	step(&s); /* all ten leave, and are lost */
+	memset(f, 0, sizeof(f));
+	memcpy(f, a.mac, 6);
+	memcpy(f + 6, b.mac, 6);
+	f[12] = 0x88;
+	f[13] = 0xB5;
+	gm_hdr_encode(f + 14, &h);
+	memcpy(f + 14 + HL, &ab, sizeof(ab));
+	gm_frame_seal(f + 14, HL + sizeof(ab));
+	gm_rel_input(a.rel, f, 14 + HL + sizeof(ab), s.now);
+	/* peer timeout 200 ms */
+	for (int i = 0; i < 15000 && count(a.acked, 10) < 10; i++)
+		step(&s);
+	cr_assert_eq(b.delivered, 10, "b got %lu of 10", b.delivered);
+	cr_assert_eq(a.peer_failed_calls, 0);
+	cr_assert_eq(count(a.acked, 10), 10);
 	sim_free(&s);
 }
 
@@ -528,15 +829,15 @@ static void craft(uint8_t *f, size_t *len, uint16_t dst_port, uint32_t key, uint
 	};
 	struct gm_msg_hdr m = {.msg_id = 0, .msg_len = 0};
 
-	memset(f, 0, 14 + 32 + 32);
+	memset(f, 0, 14 + HL + 32);
 	memcpy(f, (uint8_t[]){0x02, 0, 0, 0, 0, 0x0a}, 6);
 	memcpy(f + 6, (uint8_t[]){0x02, 0, 0, 0, 0, 0x0b}, 6);
 	f[12] = 0x88;
 	f[13] = 0xB5;
 	gm_hdr_encode(f + 14, &h);
-	gm_msg_hdr_encode(f + 14 + 32, &m);
-	gm_frame_seal(f + 14, 32 + 32);
-	*len = 14 + 32 + 32;
+	gm_msg_hdr_encode(f + 14 + HL, &m);
+	gm_frame_seal(f + 14, HL + 32);
+	*len = 14 + HL + 32;
 }
 
 Test(rel, malformed_frames_are_counted_and_dropped)
@@ -562,7 +863,7 @@ Test(rel, malformed_frames_are_counted_and_dropped)
 	cr_assert_eq(st->bad_version, 1);
 
 	craft(f, &len, 100, 0xC0FFEE, GM_WIRE_VERSION);
-	f[14 + 32 + 3] ^= 0x10;
+	f[14 + HL + 3] ^= 0x10;
 	gm_rel_input(a.rel, f, len, 0);
 	cr_assert_eq(st->bad_csum, 1 + 0);
 
@@ -587,7 +888,7 @@ Test(rel, malformed_frames_are_counted_and_dropped)
 
 		craft(f, &len, 100, 0xC0FFEE, GM_WIRE_VERSION);
 		for (int k = 0; k < 3; k++)
-			f[14 + rnd(&s) % 32] = (uint8_t)rnd(&s);
+			f[14 + rnd(&s) % HL] = (uint8_t)rnd(&s);
 		gm_rel_input(a.rel, f, n, 0);
 	}
 	cr_assert_eq(a.delivered, 0);
@@ -598,5 +899,79 @@ Test(rel, malformed_frames_are_counted_and_dropped)
 	gm_rel_input(a.rel, f, len, 0);
 	cr_assert_eq(a.delivered, 1);
 	cr_assert_eq(st->dup_dropped, 1);
+	sim_free(&s);
+}
+
+/* A frame the link refused goes out later with the seal it got, once. */
+Test(rel, a_refused_frame_keeps_its_seal)
+{
+	struct sim s = {.rng = 61};
+	struct node a, b;
+	struct gm_peer *pb;
+	struct gm_hdr h;
+
+	g_secret = SECRET;
+	node_init(&s, &a, 0, 1000, 4);
+	node_init(&s, &b, 1, 2000, 4);
+	pb = peer_to(&b, &a);
+	s.refuse = true;
+	cr_assert(try_send(&b, pb));
+	for (int i = 0; i < 5; i++) {
+		s.now += 100;
+		gm_rel_flush(b.rel, s.now);
+	}
+	s.refuse = false;
+	s.now += 100;
+	gm_rel_flush(b.rel, s.now);
+	cr_assert_eq(s.nrec, 1);
+	cr_assert_eq(gm_hdr_decode(s.rec[0] + 14, s.rec_len[0] - 14, &h), GM_WIRE_OK);
+	/* node_open_port: nonce0 = session * 2654435761, below 2^62; one seal. */
+	cr_assert_eq(h.nonce, ((2000ull * 2654435761ull) & ((1ull << 62) - 1)) + 1);
+	for (int i = 0; i < 100 && a.delivered < 1; i++)
+		step(&s);
+	cr_assert_eq(a.delivered, 1);
+	cr_assert_eq(gm_rel_stats(a.rel)->bad_mac, 0);
+	sim_free(&s);
+}
+
+/*
+ * b restarts while an attacker keeps replaying a valid frame of yet another
+ * incarnation of b: the real restart is still accepted, the replay never.
+ */
+Test(rel, replays_do_not_hold_off_a_real_restart)
+{
+	struct sim old = {.rng = 71}, s = {.rng = 72, .fault = {.drop = 20}};
+	struct node a, b;
+	struct gm_peer *pa, *pb;
+	uint8_t frame[MTU + 14];
+	size_t flen;
+
+	g_secret = SECRET;
+	node_init(&old, &a, 0, 1000, 4);
+	node_init(&old, &b, 1, 0x01D, 4);
+	pb = peer_to(&b, &a);
+	cr_assert(try_send(&b, pb));
+	step(&old);
+	memcpy(frame, old.rec[0], old.rec_len[0]);
+	flen = old.rec_len[0];
+	sim_free(&old);
+
+	node_init(&s, &a, 0, 1000, 400);
+	node_init(&s, &b, 1, 2000, 400);
+	pa = peer_to(&a, &b);
+	while (a.sent < 100) {
+		try_send(&a, pa);
+		step(&s);
+	}
+	gm_rel_port_close(b.port);
+	node_open_port(&b, 0x5E55, 0xC0FFEE);
+	for (int i = 0; i < 15000 && !a.peer_failed_calls; i++) {
+		gm_rel_input(a.rel, frame, flen, s.now);
+		try_send(&a, pa);
+		step(&s);
+	}
+	cr_assert_eq(a.peer_failed_calls, 1);
+	cr_assert_eq(a.peer_failed_err, -FI_ECONNRESET, "the restart was not accepted in time");
+	cr_assert_eq(gm_rel_stats(a.rel)->restarts, 1);
 	sim_free(&s);
 }

@@ -2,22 +2,28 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include <rdma/fi_errno.h>
+
+#include "gm_mac.h"
 #include "gm_wire.h"
 
 static struct gm_hdr sample_hdr(void)
 {
 	return (struct gm_hdr){
-		.version = GM_WIRE_VERSION,
-		.type = GM_FT_EAGER,
-		.flags = GM_F_SEQ | GM_F_ACK,
-		.dst_port = 0x1234,
-		.src_port = 0xBEEF,
-		.key = 0xA1B2C3D4,
-		.session = 77,
-		.seq = 0xFFFFFFFE,
-		.ack = 5,
-		.len = sizeof(struct gm_msg_hdr) + 3,
-		.wnd = 200,
+	    .version = GM_WIRE_VERSION,
+	    .type = GM_FT_EAGER,
+	    .flags = GM_F_SEQ | GM_F_ACK,
+	    .dst_port = 0x1234,
+	    .src_port = 0xBEEF,
+	    .key = 0xA1B2C3D4,
+	    .session = 77,
+	    .seq = 0xFFFFFFFE,
+	    .ack = 5,
+	    .len = sizeof(struct gm_msg_hdr) + 3,
+	    .wnd = 200,
+	    .nonce = 0x0102030405060708ull,
+	    .echo = 0x1112131415161718ull,
+	    .tag = {0xEE},
 	};
 }
 
@@ -40,12 +46,17 @@ Test(wire, hdr_round_trip_and_big_endian)
 	cr_assert_eq(d.len, h.len);
 	cr_assert_eq(d.wnd, h.wnd);
 	cr_assert_eq(d.flags, h.flags);
+	cr_assert_eq(d.nonce, h.nonce);
+	cr_assert_eq(d.echo, h.echo);
+	cr_assert_eq(memcmp(d.tag, h.tag, GM_TAG_LEN), 0);
+	cr_assert_eq(buf[offsetof(struct gm_hdr, nonce)], 0x01);
 }
 
 Test(wire, msg_frag_cts_round_trip)
 {
 	uint8_t buf[64];
-	struct gm_msg_hdr m = {7, GM_M_TAGGED | GM_M_DATA, 0x8000000000000001ull, 42, 1ull << 33}, m2;
+	struct gm_msg_hdr m = {7, GM_M_TAGGED | GM_M_DATA, 0x8000000000000001ull, 42, 1ull << 33},
+	                  m2;
 	struct gm_frag_hdr f = {9, 0x123456789ull}, f2;
 	struct gm_cts_hdr c = {1, 2, 3}, c2;
 
@@ -117,8 +128,8 @@ Test(wire, crc32c_folded_equals_reference)
 			uint32_t seed = (uint32_t)len * 2654435761u;
 
 			cr_assert_eq(gm_crc32c(seed, buf + off, len),
-				     gm_crc32c_reference(seed, buf + off, len), "len %zu off %zu", len,
-				     off);
+			             gm_crc32c_reference(seed, buf + off, len), "len %zu off %zu",
+			             len, off);
 		}
 	cr_assert_eq(gm_crc32c_reference(0, "123456789", 9), 0xE3069283u);
 }
@@ -160,4 +171,99 @@ Test(wire, seal_detects_every_single_bit_flip)
 		cr_assert_eq(gm_frame_check(buf, sizeof(buf)), GM_WIRE_ECSUM, "bit %zu", bit);
 		buf[bit / 8] ^= 1u << (bit % 8);
 	}
+}
+
+/* ---- the MAC (gm_mac.h) ---- */
+
+static const uint8_t SECRET[32] = "0123456789abcdef0123456789abcdef";
+
+/* An Ethernet + gamma frame with a body of blen bytes and the given nonce. */
+static size_t mac_frame(uint8_t *f, size_t blen, uint64_t nonce)
+{
+	struct gm_hdr h = sample_hdr();
+
+	for (size_t i = 0; i < GM_ETH_HLEN + sizeof(h) + blen; i++)
+		f[i] = (uint8_t)(i * 29 + 3);
+	h.len = (uint16_t)blen;
+	h.nonce = nonce;
+	h.echo = 99;
+	gm_hdr_encode(f + GM_ETH_HLEN, &h);
+	return GM_ETH_HLEN + sizeof(h) + blen;
+}
+
+Test(wire, mac_accepts_its_seal_and_rejects_every_single_bit_flip)
+{
+	uint8_t f[GM_ETH_HLEN + sizeof(struct gm_hdr) + 40];
+	struct gm_mac *m;
+	size_t len = mac_frame(f, 40, 1234);
+
+	cr_assert_eq(gm_mac_create(SECRET, sizeof(SECRET), &m), 0);
+	gm_mac_seal(m, f, len);
+	cr_assert_eq(gm_mac_check(m, f, len), GM_WIRE_OK);
+	/* Ethernet addresses and EtherType, every header field, the tag, the body. */
+	for (size_t bit = 0; bit < len * 8; bit++) {
+		f[bit / 8] ^= 1u << (bit % 8);
+		cr_assert_eq(gm_mac_check(m, f, len), GM_WIRE_EMAC, "bit %zu", bit);
+		f[bit / 8] ^= 1u << (bit % 8);
+	}
+	cr_assert_eq(gm_mac_check(m, f, len - 1), GM_WIRE_EMAC);
+	cr_assert_eq(gm_mac_check(m, f, GM_ETH_HLEN + sizeof(struct gm_hdr) - 1), GM_WIRE_EMAC);
+	gm_mac_destroy(m);
+}
+
+Test(wire, mac_needs_the_same_secret)
+{
+	uint8_t f[GM_ETH_HLEN + sizeof(struct gm_hdr) + 100], other[32];
+	struct gm_mac *a, *a2, *b;
+	size_t len = mac_frame(f, 100, 7);
+
+	memcpy(other, SECRET, sizeof(other));
+	other[31] ^= 1;
+	cr_assert_eq(gm_mac_create(SECRET, sizeof(SECRET), &a), 0);
+	cr_assert_eq(gm_mac_create(SECRET, sizeof(SECRET), &a2), 0);
+	cr_assert_eq(gm_mac_create(other, sizeof(other), &b), 0);
+	cr_assert_eq(gm_mac_key_id(a), gm_mac_key_id(a2));
+	cr_assert_neq(gm_mac_key_id(a), gm_mac_key_id(b));
+	gm_mac_seal(a, f, len);
+	cr_assert_eq(gm_mac_check(a2, f, len), GM_WIRE_OK, "another process with the secret");
+	cr_assert_eq(gm_mac_check(b, f, len), GM_WIRE_EMAC);
+	/* A CRC-sealed frame is not a MAC-sealed one. */
+	gm_frame_seal(f + GM_ETH_HLEN, len - GM_ETH_HLEN);
+	cr_assert_eq(gm_mac_check(a, f, len), GM_WIRE_EMAC);
+	gm_mac_destroy(a);
+	gm_mac_destroy(a2);
+	gm_mac_destroy(b);
+}
+
+Test(wire, mac_one_time_keys_differ_per_nonce_and_sender)
+{
+	uint8_t f[GM_ETH_HLEN + sizeof(struct gm_hdr) + 64], t1[GM_TAG_LEN];
+	uint8_t *tag = f + GM_ETH_HLEN + GM_HDR_TAG_OFF;
+	struct gm_mac *m;
+	size_t len = mac_frame(f, 64, 1);
+
+	cr_assert_eq(gm_mac_create(SECRET, sizeof(SECRET), &m), 0);
+	gm_mac_seal(m, f, len);
+	memcpy(t1, tag, sizeof(t1));
+	/* Same bytes but the nonce: a retransmission must not reuse a key. */
+	mac_frame(f, 64, 2);
+	gm_mac_seal(m, f, len);
+	cr_assert_neq(memcmp(t1, tag, sizeof(t1)), 0);
+	/* Nonces of 2^63 and above are never accepted. */
+	mac_frame(f, 64, 1ull << 63);
+	gm_mac_seal(m, f, len);
+	cr_assert_eq(gm_mac_check(m, f, len), GM_WIRE_EMAC);
+	gm_mac_destroy(m);
+}
+
+Test(wire, mac_secret_length_is_checked)
+{
+	struct gm_mac *m = NULL;
+	uint8_t big[GM_SECRET_MAX + 1] = {1};
+
+	cr_assert_eq(gm_mac_create(SECRET, GM_SECRET_MIN - 1, &m), -FI_EINVAL);
+	cr_assert_eq(gm_mac_create(big, sizeof(big), &m), -FI_EINVAL);
+	cr_assert_eq(gm_mac_create(NULL, 16, &m), -FI_EINVAL);
+	cr_assert_eq(gm_mac_create(big, GM_SECRET_MAX, &m), 0);
+	gm_mac_destroy(m);
 }

@@ -96,6 +96,11 @@ static int get_info(struct pp_fab *f, const struct pp_opts *o, int ctrl_fd)
 		}
 	}
 	struct fi_info *hints = make_hints(o->provider, domain);
+	if (o->auth_key) {
+		/* fi_freeinfo frees it with the hints */
+		hints->domain_attr->auth_key = (uint8_t *)strdup(o->auth_key);
+		hints->domain_attr->auth_key_size = strlen(o->auth_key);
+	}
 	int r = fi_getinfo(PP_FI_VERSION, NULL, NULL, 0, hints, &f->info);
 	fi_freeinfo(hints);
 	if (r) {

@@ -22,6 +22,9 @@ static const char usage[] =
     "                      address of the control connection)\n"
     "  --port PORT         control channel TCP port (default %d)\n"
     "  --tclass high|low   traffic class of the measuring endpoint (default high)\n"
+    "  --auth-key STRING   the domain's auth_key (its bytes); gamma: 4 bytes is a job\n"
+    "                      key (CRC), 16 to 64 a secret (a MAC on every frame).\n"
+    "                      Local: give the server the same one\n"
     "  --tests LIST        lat,bw,rate,bg (default lat,bw,rate)\n"
     "  --sizes LIST        latency sizes: A:B powers of two or a,b,c (default 0:64K)\n"
     "  --bw-sizes LIST     bandwidth sizes (default 1K:4M)\n"
@@ -43,7 +46,8 @@ static const char usage[] =
     "  --selftest-corrupt  the server flips one received byte: the run must fail\n"
     "  -v, --verbose       print every measurement\n"
     "Sizes take K and M suffixes (KiB, MiB). Client options are sent to the server;\n"
-    "the server only needs --server, --port, --iface and optionally --provider.\n"
+    "the server only needs --server, --port, --iface and optionally --provider\n"
+    "and --auth-key.\n"
     "Exit status: 0 ok and verified, 1 error, 3 data corruption detected.\n";
 
 static int bad(const char *fmt, ...)
@@ -152,6 +156,7 @@ enum {
 	O_IFACE,
 	O_PORT,
 	O_TCLASS,
+	O_AUTH_KEY,
 	O_TESTS,
 	O_SIZES,
 	O_BW_SIZES,
@@ -179,6 +184,7 @@ static const struct option longopts[] = {
     {"iface", required_argument, 0, O_IFACE},
     {"port", required_argument, 0, O_PORT},
     {"tclass", required_argument, 0, O_TCLASS},
+    {"auth-key", required_argument, 0, O_AUTH_KEY},
     {"tests", required_argument, 0, O_TESTS},
     {"sizes", required_argument, 0, O_SIZES},
     {"bw-sizes", required_argument, 0, O_BW_SIZES},
@@ -301,6 +307,9 @@ int pp_parse_opts(int argc, char **argv, struct pp_opts *o)
 			break;
 		case O_WAIT:
 			o->wait = true;
+			break;
+		case O_AUTH_KEY:
+			o->auth_key = optarg;
 			break;
 		case O_CSV:
 			o->csv = true;

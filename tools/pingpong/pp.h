@@ -43,6 +43,7 @@ struct pp_opts {
 	const char *provider;
 	bool provider_given;
 	const char *iface;
+	const char *auth_key; /* --auth-key: not sent to the server */
 	double timeout_s;
 	double accept_timeout_s;
 	bool wait;

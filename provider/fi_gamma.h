@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * gamma's extension to the libfabric API (installed as <rdma/fi_gamma.h>).
+ *
+ * FI_OPT_GAMMA_AUTH_KEY (level FI_OPT_ENDPOINT, fi_setopt only): replace an
+ * endpoint's auth_key after it was opened, with the sizes auth_key takes
+ * (0, 4, or a secret of 16 to 64 bytes).  For a job that publishes an
+ * endpoint's address before its secret is known: open it with a random
+ * secret of its own (nobody can reach it meanwhile; their frames are counted
+ * and retransmitted), then set the job's.  Frames still queued are sealed
+ * with the new key when they leave.
+ *
+ * FI_OPT_GAMMA_KEY_ID (fi_getopt only, a uint32_t): the key the endpoint's
+ * frames carry in the clear, the 4-byte key or the secret's id; it gives
+ * away nothing about the secret.
+ */
+#ifndef FI_GAMMA_H
+#define FI_GAMMA_H
+
+#define FI_PROV_SPECIFIC_GAMMA (0x6a3 << 16)
+
+enum {
+	FI_OPT_GAMMA_AUTH_KEY = -FI_PROV_SPECIFIC_GAMMA,
+	FI_OPT_GAMMA_KEY_ID,
+};
+
+#endif /* FI_GAMMA_H */

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Poly1305 frame MACs with AES-derived one-time keys (see gm_mac.h). */
+#include "gm_mac.h"
+
+#include <endian.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <rdma/fi_errno.h>
+
+#include "gm_wire.h"
+
+struct gm_mac {
+	EVP_CIPHER_CTX *aes; /* AES-128-ECB under K: one-time keys */
+	EVP_MAC_CTX *poly;
+	uint32_t key_id;
+};
+
+/* SHA-256(label || secret): labels keep K and the key id independent. */
+static int derive(const char *label, const void *secret, size_t len, uint8_t out[32])
+{
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	unsigned n = 0;
+	int ok;
+
+	ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) &&
+	     EVP_DigestUpdate(md, label, strlen(label)) && EVP_DigestUpdate(md, secret, len) &&
+	     EVP_DigestFinal_ex(md, out, &n) && n == 32;
+	EVP_MD_CTX_free(md);
+	return ok ? 0 : -FI_EOTHER;
+}
+
+int gm_mac_create(const void *secret, size_t len, struct gm_mac **out)
+{
+	struct gm_mac *m;
+	EVP_MAC *poly;
+	uint8_t k[32], id[32];
+	int rc;
+
+	if (!secret || len < GM_SECRET_MIN || len > GM_SECRET_MAX)
+		return -FI_EINVAL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -FI_ENOMEM;
+	rc = derive("gamma frame MAC key v1", secret, len, k);
+	if (!rc)
+		rc = derive("gamma key id v1", secret, len, id);
+	if (rc)
+		goto fail;
+	rc = -FI_EOTHER;
+	m->aes = EVP_CIPHER_CTX_new();
+	if (!m->aes || !EVP_EncryptInit_ex(m->aes, EVP_aes_128_ecb(), NULL, k, NULL) ||
+	    !EVP_CIPHER_CTX_set_padding(m->aes, 0))
+		goto fail;
+	poly = EVP_MAC_fetch(NULL, "POLY1305", NULL);
+	m->poly = poly ? EVP_MAC_CTX_new(poly) : NULL;
+	EVP_MAC_free(poly);
+	if (!m->poly)
+		goto fail;
+	memcpy(&m->key_id, id, 4);
+	m->key_id = be32toh(m->key_id);
+	if (!m->key_id)
+		m->key_id = 1; /* 0 means "no key" on the wire */
+	OPENSSL_cleanse(k, sizeof(k));
+	*out = m;
+	return 0;
+fail:
+	OPENSSL_cleanse(k, sizeof(k));
+	gm_mac_destroy(m);
+	return rc;
+}
+
+void gm_mac_destroy(struct gm_mac *mac)
+{
+	if (!mac)
+		return;
+	EVP_CIPHER_CTX_free(mac->aes);
+	EVP_MAC_CTX_free(mac->poly);
+	free(mac);
+}
+
+uint32_t gm_mac_key_id(const struct gm_mac *mac)
+{
+	return mac->key_id;
+}
+
+/* The tag of frame, or false if its nonce is out of range or libcrypto failed. */
+static bool compute(struct gm_mac *m, const uint8_t *f, size_t len, uint8_t tag[GM_TAG_LEN])
+{
+	const uint8_t *gm = f + GM_ETH_HLEN;
+	uint8_t blk[32], otk[32];
+	uint64_t nonce;
+	size_t tl = 0;
+	int ol = 0;
+	bool ok;
+
+	memcpy(&nonce, gm + offsetof(struct gm_hdr, nonce), 8);
+	nonce = be64toh(nonce);
+	if (nonce >> 63)
+		return false;
+	for (int j = 0; j < 2; j++) {
+		uint64_t n = htobe64(nonce << 1 | (uint64_t)j);
+
+		memcpy(blk + 16 * j, f + 6, 6);
+		memcpy(blk + 16 * j + 6, gm + offsetof(struct gm_hdr, src_port), 2);
+		memcpy(blk + 16 * j + 8, &n, 8);
+	}
+	ok = EVP_EncryptUpdate(m->aes, otk, &ol, blk, sizeof(blk)) && ol == sizeof(otk) &&
+	     EVP_MAC_init(m->poly, otk, sizeof(otk), NULL) &&
+	     EVP_MAC_update(m->poly, f, GM_ETH_HLEN + GM_HDR_TAG_OFF) &&
+	     EVP_MAC_update(m->poly, gm + sizeof(struct gm_hdr),
+	                    len - GM_ETH_HLEN - sizeof(struct gm_hdr)) &&
+	     EVP_MAC_final(m->poly, tag, &tl, GM_TAG_LEN) && tl == GM_TAG_LEN;
+	OPENSSL_cleanse(otk, sizeof(otk));
+	return ok;
+}
+
+void gm_mac_seal(struct gm_mac *mac, void *frame, size_t len)
+{
+	uint8_t *tag = (uint8_t *)frame + GM_ETH_HLEN + GM_HDR_TAG_OFF;
+
+	/* A frame that cannot be sealed goes out with a zero tag and is dropped there. */
+	if (!compute(mac, frame, len, tag))
+		memset(tag, 0, GM_TAG_LEN);
+}
+
+int gm_mac_check(struct gm_mac *mac, const void *frame, size_t len)
+{
+	const uint8_t *want = (const uint8_t *)frame + GM_ETH_HLEN + GM_HDR_TAG_OFF;
+	uint8_t tag[GM_TAG_LEN];
+
+	if (len < GM_ETH_HLEN + sizeof(struct gm_hdr) || !compute(mac, frame, len, tag))
+		return GM_WIRE_EMAC;
+	return CRYPTO_memcmp(tag, want, GM_TAG_LEN) ? GM_WIRE_EMAC : GM_WIRE_OK;
+}
