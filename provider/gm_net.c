@@ -276,7 +276,7 @@ int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, uint32_t 
 		session = (uint32_t)(now_us() * 2654435761u) ^ (uint32_t)getpid();
 	rc = gm_rel_port_open(net->rel, num, cls, key, session, ops, ctx, &p);
 	if (rc) {
-		close(fd);
+		gm_link_port_release(fd);
 		return rc;
 	}
 	net->ports[net->nports++] = (struct gm_net_port){.port = p, .num = num, .fd = fd};
@@ -296,7 +296,7 @@ void gm_port_close(struct gm_port *port)
 	for (unsigned i = 0; i < net->nports; i++) {
 		if (net->ports[i].port != port)
 			continue;
-		close(net->ports[i].fd);
+		gm_link_port_release(net->ports[i].fd);
 		net->ports[i] = net->ports[--net->nports];
 		break;
 	}

@@ -40,9 +40,10 @@ ip -n "$hns" link set "$hif" up || fail "$hif up"
 
 mac() { ip -n "$1" -br link show dev "$1" | awk '{print $3}'; }
 macs=$(mac "$n0"),$(mac "$n1")
-# Live gamma ports of node $1: abstract sockets @gamma:ETHERTYPE:IFINDEX:PORT.
-ports() { ip netns exec "$1" cat /proc/net/unix | grep -o '@gamma:[0-9a-f]*:[0-9]*:[0-9]*' |
-	awk -F: '{print $4}'; }
+# Live gamma ports of node $1.  The job runs as root, whose port reservations
+# are files /run/gamma/NETNS-ETHERTYPE-IFINDEX-PORT that only root can read
+# (provider/gm_portres.c; NETNS: the inode of the node's network namespace).
+ports() { ls /run/gamma 2>/dev/null | awk -F- -v ns="$(stat -Lc %i "/run/netns/$1")" '$1 == ns {print $4}'; }
 
 hf=$("$GC" hostfile "$NAME") || fail "hostfile"
 sub=$("$GC" subnet "$NAME") || fail "subnet"
