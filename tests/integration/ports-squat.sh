@@ -22,11 +22,7 @@ NOBODY=65534
 RESV=/run/gamma # root's reservations
 NAMES=4096
 
-NS=gc-$NAME
-ip netns add "$NS" || fail "ip netns add $NS"
-trap 'ip netns del "$NS" 2>/dev/null; cleanup' EXIT
-ip -n "$NS" link add qa type veth peer name qb && ip -n "$NS" link set qa up &&
-	ip -n "$NS" link set qb up || fail "veth pair in $NS"
+veth_ns qa qb
 ifa=$(ip -n "$NS" -o link show qa | cut -d: -f1)
 maca=$(ip -n "$NS" -o link show qa | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
 netns=$(stat -Lc %i "/run/netns/$NS") || fail "no inode for namespace $NS"
@@ -51,7 +47,10 @@ wait_for()
 # The squatter.  Binding all 65535 names takes minutes (the kernel hashes
 # abstract names weakly, and these differ in a few digits), so it takes
 # the first 4096: enough to make ports 7 and 4242 fail at aa0bd03.
-asnobody "$WORK/gm-squat" 0x88b5 "$ifa" 1 $NAMES 7 >"$WORK/squat.out" 2>&1 &
+# (Spelt out, not through asnobody: $! must be the squatter itself, which
+# every command on the way execs, so that cleanup's kill reaches it.)
+ip netns exec "$NS" env -i PATH=/usr/bin:/bin setpriv --reuid=$NOBODY --regid=$NOBODY \
+	--clear-groups --inh-caps=-all "$WORK/gm-squat" 0x88b5 "$ifa" 1 $NAMES 7 >"$WORK/squat.out" 2>&1 &
 squat=$!
 BGPIDS="$BGPIDS $squat"
 wait_for "$WORK/squat.out" 'gm-squat: ready' $squat "gm-squat"
@@ -96,4 +95,6 @@ wait $recv || fail "root's port 4242 did not receive: $(cat "$WORK/recv.out")"
 grep -q '^OK' "$WORK/recv.out" || fail "port 4242: $(cat "$WORK/recv.out")"
 [ ! -e "$resv" ] || fail "$resv still there after its port closed"
 ok "root's port 4242 received, and its reservation went with it"
+kill $squat
+wait $squat 2>/dev/null
 echo "all port reservation checks passed"

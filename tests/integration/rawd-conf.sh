@@ -23,11 +23,7 @@ for f in "$RAWD" "$ASK"; do [ -x "$f" ] || fail "$f not built (make check builds
 . "$top/tests/integration/rawd-lib.sh"
 NOBODY=65534
 
-NS=gc-$NAME
-ip netns add "$NS" || fail "ip netns add $NS"
-trap 'ip netns del "$NS" 2>/dev/null; cleanup' EXIT
-ip -n "$NS" link add e0 type veth peer name e1 && ip -n "$NS" link set e0 up &&
-	ip -n "$NS" link set e1 up || fail "veth pair in $NS"
+veth_ns e0 e1
 
 chmod 755 "$WORK"
 mkdir -p "$WORK/bin" "$WORK/etc" "$WORK/home" "$WORK/open"
