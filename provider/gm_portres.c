@@ -53,7 +53,13 @@ static int open_dir(const char *path)
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || st.st_uid != geteuid()) {
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	if (st.st_uid != geteuid()) {
 		GM_WARN(FI_LOG_CORE,
 		        "port reservations: %s belongs to uid %u, not to this user (uid %u): "
 		        "another user made it, perhaps to block gamma; ask root to remove it\n",
@@ -96,14 +102,16 @@ static int resv_dir(void)
 static void sweep(int dfd)
 {
 	static int swept;
-	int d2 = dup(dfd);
-	DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
 	struct dirent *e;
+	DIR *d;
+	int d2;
 
-	if (__atomic_exchange_n(&swept, 1, __ATOMIC_RELAXED) || !d) {
-		if (d)
-			closedir(d);
-		else if (d2 >= 0)
+	if (__atomic_exchange_n(&swept, 1, __ATOMIC_RELAXED))
+		return;
+	d2 = dup(dfd);
+	d = d2 >= 0 ? fdopendir(d2) : NULL;
+	if (!d) {
+		if (d2 >= 0)
 			close(d2);
 		return;
 	}
