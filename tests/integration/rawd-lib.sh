@@ -30,3 +30,5 @@ rawd_conf_ns()
 		exec "$@"' sh "$RAWD_CONF_MNT" "$RAWD_DEFAULT_CONF" "$file" "${RAWD_FILE_OWNER:-0}" \
 		"${RAWD_DIR_OWNER:-0}" "$ov" "$@"
 }
+out=$(rawd_conf_ns /dev/null true 2>&1) ||
+	skip "cannot put a test configuration at $RAWD_DEFAULT_CONF (overlay in a private mount namespace): $out"
