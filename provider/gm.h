@@ -97,6 +97,8 @@ struct gm_av {
 	struct gm_addr *addrs;
 	bool *valid;
 	size_t count, cap;
+	size_t *index, index_cap; /* by address: gm_av_index.c */
+	uint64_t gen;             /* bumped by every insert */
 	int refs;
 };
 
@@ -234,6 +236,7 @@ struct gm_ep {
 	struct gm_list unexpected[2];
 	struct gm_list rndv_rx;       /* receives pulling a rendezvous message */
 	size_t ux_unresolved;         /* unexpected messages whose sender is not in the AV */
+	uint64_t ux_av_gen;           /* av->gen when they were last looked up */
 	uint32_t next_recv_id;
 };
 
@@ -246,7 +249,10 @@ int gm_domain_wait(struct gm_domain *dom, int timeout_ms);
 int gm_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
 	       void *context);
 const struct gm_addr *gm_av_get(struct gm_av *av, fi_addr_t fi_addr);
+/* gm_av_index.c */
 fi_addr_t gm_av_find(struct gm_av *av, const struct gm_addr *addr);
+int gm_av_index_rebuild(struct gm_av *av, size_t need);
+void gm_av_index_added(struct gm_av *av, size_t first);
 /* gm_cq.c */
 int gm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
 	       void *context);

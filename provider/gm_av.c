@@ -19,14 +19,6 @@ const struct gm_addr *gm_av_get(struct gm_av *av, fi_addr_t fi_addr)
 	return &av->addrs[fi_addr];
 }
 
-fi_addr_t gm_av_find(struct gm_av *av, const struct gm_addr *addr)
-{
-	for (size_t i = 0; i < av->count; i++)
-		if (av->valid[i] && !memcmp(&av->addrs[i], addr, sizeof(*addr)))
-			return i;
-	return FI_ADDR_NOTAVAIL;
-}
-
 static int av_grow(struct gm_av *av, size_t need)
 {
 	size_t cap = av->cap ? av->cap : 64;
@@ -52,16 +44,20 @@ static int gm_av_insert(struct fid_av *fav, const void *addr, size_t count, fi_a
 {
 	struct gm_av *av = gm_container_of(fav, struct gm_av, fid);
 	const struct gm_addr *in = addr;
+	size_t first;
 	int ret;
 
 	if (flags)
 		return -FI_EBADFLAGS;
 	pthread_mutex_lock(&av->dom->lock);
 	ret = av_grow(av, av->count + count);
+	if (!ret && 2 * (av->count + count) > av->index_cap)
+		ret = gm_av_index_rebuild(av, av->count + count);
 	if (ret) {
 		pthread_mutex_unlock(&av->dom->lock);
 		return ret;
 	}
+	first = av->count;
 	for (size_t i = 0; i < count; i++) {
 		struct gm_addr a;
 		memcpy(&a, &in[i], sizeof(a));
@@ -71,6 +67,7 @@ static int gm_av_insert(struct fid_av *fav, const void *addr, size_t count, fi_a
 			fi_addr[i] = av->count;
 		av->count++;
 	}
+	gm_av_index_added(av, first);
 	pthread_mutex_unlock(&av->dom->lock);
 	return (int)count;
 }
@@ -89,6 +86,8 @@ static int gm_av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, ui
 		else
 			av->valid[fi_addr[i]] = false;
 	}
+	if (av->index_cap)
+		gm_av_index_rebuild(av, av->count); /* same size: cannot fail */
 	pthread_mutex_unlock(&av->dom->lock);
 	return ret;
 }
@@ -152,6 +151,7 @@ static int gm_av_close(struct fid *fid)
 	pthread_mutex_unlock(&av->dom->lock);
 	free(av->addrs);
 	free(av->valid);
+	free(av->index);
 	free(av);
 	return 0;
 }
@@ -194,6 +194,7 @@ int gm_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av
 		return -FI_ENOMEM;
 	av->dom = dom;
 	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
+	av->gen = 1; /* endpoints start at 0: their first lookup always runs */
 	attr->type = av->type;
 	if (av_grow(av, attr->count ? attr->count : 64)) {
 		free(av);

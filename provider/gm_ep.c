@@ -101,9 +101,8 @@ static int gm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return ret;
 }
 
-static int gm_ep_control(struct fid *fid, int command, void *arg)
+static int ep_control(struct gm_ep *ep, int command, void *arg)
 {
-	struct gm_ep *ep = gm_container_of(fid, struct gm_ep, fid.fid);
 	uint64_t *flags = arg; /* FI_{GET,SET}OPSFLAG: FI_TRANSMIT or FI_RECV plus the flags */
 
 	switch (command) {
@@ -135,6 +134,18 @@ static int gm_ep_control(struct fid *fid, int command, void *arg)
 	default:
 		return -FI_ENOSYS;
 	}
+}
+
+/* The progress thread reads what this writes, under the domain lock. */
+static int gm_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct gm_ep *ep = gm_container_of(fid, struct gm_ep, fid.fid);
+	int ret;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	ret = ep_control(ep, command, arg);
+	pthread_mutex_unlock(&ep->dom->lock);
+	return ret;
 }
 
 static int gm_ep_close(struct fid *fid)
@@ -193,7 +204,9 @@ static int gm_ep_getopt(fid_t fid, int level, int optname, void *optval, size_t 
 	if (optname == FI_OPT_MIN_MULTI_RECV) {
 		if (*optlen < sizeof(size_t))
 			return -FI_ETOOSMALL;
+		pthread_mutex_lock(&ep->dom->lock);
 		*(size_t *)optval = ep->min_multi_recv;
+		pthread_mutex_unlock(&ep->dom->lock);
 		*optlen = sizeof(size_t);
 		return 0;
 	}
@@ -218,7 +231,9 @@ static int gm_ep_setopt(fid_t fid, int level, int optname, const void *optval, s
 	if (optname == FI_OPT_MIN_MULTI_RECV) {
 		if (optlen != sizeof(size_t))
 			return -FI_EINVAL;
+		pthread_mutex_lock(&ep->dom->lock);
 		ep->min_multi_recv = *(const size_t *)optval;
+		pthread_mutex_unlock(&ep->dom->lock);
 		return 0;
 	}
 	if (optname == FI_OPT_GAMMA_AUTH_KEY) {

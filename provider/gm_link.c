@@ -49,9 +49,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <rdma/fi_errno.h>
@@ -496,36 +494,5 @@ uint64_t gm_link_ring_drops(struct gm_link *l)
 
 int gm_link_port_reserve(struct gm_link *l, uint16_t port, uint16_t *got)
 {
-	unsigned start, tries = port ? 1 : 65535;
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	uint32_t r = 0;
-
-	if (!port && getrandom(&r, sizeof(r), 0) != sizeof(r))
-		r = (uint32_t)getpid() * 2654435761u;
-	start = port ? port : 1 + r % 65535;
-	for (unsigned i = 0; i < tries; i++) {
-		unsigned p = (start - 1 + i) % 65535 + 1;
-		struct sockaddr_un sa = {.sun_family = AF_UNIX};
-		int len;
-
-		/* Abstract name: per network namespace, gone when the process is. */
-		len = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "gamma:%04x:%d:%u",
-		               l->ethertype, l->ifindex, p);
-		if (bind(fd, (struct sockaddr *)&sa,
-		         (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len)) == 0) {
-			*got = (uint16_t)p;
-			return fd;
-		}
-		if (errno != EADDRINUSE) {
-			int e = errno;
-
-			close(fd);
-			return -e;
-		}
-	}
-	close(fd);
-	return -FI_EADDRINUSE;
+	return gm_portres_take(l->ethertype, l->ifindex, port, got);
 }

@@ -49,10 +49,13 @@ bool gm_link_rx_ready(const struct gm_link *l);
 uint64_t gm_link_ring_drops(struct gm_link *l);
 
 /*
- * Reserve a port number on this interface (port 0: any free one).  Returns
- * a descriptor that holds it until closed (or the process dies), or
- * -FI_EADDRINUSE.
+ * Reserve a port number on this interface (port 0: any free one) among this
+ * user's ports (gm_portres.c).  Returns a descriptor that holds it until
+ * gm_link_port_release (or the process dies), or -FI_EADDRINUSE.
  */
 int gm_link_port_reserve(struct gm_link *l, uint16_t port, uint16_t *got);
+void gm_link_port_release(int fd);
+/* The same by EtherType and interface index. */
+int gm_portres_take(uint16_t ethertype, int ifindex, uint16_t port, uint16_t *got);
 
 #endif /* GM_LINK_H */

@@ -477,19 +477,23 @@ static void ux_discard(struct gm_ux *ux)
 /*
  * A message may arrive before its sender is in our AV (peers start at
  * different speeds); resolve such sources now, so directed receives match.
+ * Only an insert can resolve one, so look again only after one.
  */
-static void ux_resolve_sources(struct gm_ep *ep, struct gm_list *ux_list)
+static void ux_resolve_sources(struct gm_ep *ep)
 {
 	struct gm_list *pos, *tmp;
 
-	if (!ep->ux_unresolved)
+	if (!ep->ux_unresolved || !ep->av || ep->ux_av_gen == ep->av->gen)
 		return;
-	gm_list_for_each_safe(ux_list, pos, tmp)
-	{
-		struct gm_ux *ux = gm_list_entry(pos, struct gm_ux, entry);
-		if (ux->src == FI_ADDR_NOTAVAIL && (ux->src = conn_src(ux->conn)) != FI_ADDR_NOTAVAIL)
-			ep->ux_unresolved--;
-	}
+	ep->ux_av_gen = ep->av->gen;
+	for (int q = 0; q < 2; q++)
+		gm_list_for_each_safe(&ep->unexpected[q], pos, tmp)
+		{
+			struct gm_ux *ux = gm_list_entry(pos, struct gm_ux, entry);
+			if (ux->src == FI_ADDR_NOTAVAIL &&
+			    (ux->src = conn_src(ux->conn)) != FI_ADDR_NOTAVAIL)
+				ep->ux_unresolved--;
+		}
 }
 
 static int recv_peek(struct gm_ep *ep, int q, fi_addr_t src, uint64_t tag, uint64_t ignore,
@@ -540,7 +544,7 @@ ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 		tag = 0;
 		ignore = 0;
 	}
-	ux_resolve_sources(ep, &ep->unexpected[q]);
+	ux_resolve_sources(ep);
 	if (flags & FI_PEEK)
 		return recv_peek(ep, q, src, tag, ignore, context, flags);
 	if ((flags & FI_MULTI_RECV) && (q || count != 1))

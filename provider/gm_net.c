@@ -289,7 +289,7 @@ int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, const str
 	}
 	rc = gm_rel_port_open(net->rel, num, cls, auth, inc.session, inc.nonce0, ops, ctx, &p);
 	if (rc) {
-		close(fd);
+		gm_link_port_release(fd);
 		return rc;
 	}
 	net->ports[net->nports++] = (struct gm_net_port){.port = p, .num = num, .fd = fd};
@@ -309,7 +309,7 @@ void gm_port_close(struct gm_port *port)
 	for (unsigned i = 0; i < net->nports; i++) {
 		if (net->ports[i].port != port)
 			continue;
-		close(net->ports[i].fd);
+		gm_link_port_release(net->ports[i].fd);
 		net->ports[i] = net->ports[--net->nports];
 		break;
 	}

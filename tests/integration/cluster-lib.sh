@@ -116,3 +116,14 @@ class_pkts()
 		$1 == "Sent" && cur == c { print $4; found = 1 }
 		END { if (!found) print "none" }'
 }
+
+# veth_ns A B: a namespace NS=gc-$NAME of its own holding the veth pair A-B,
+# both up; removed on exit.
+veth_ns()
+{
+	NS=gc-$NAME
+	ip netns add "$NS" || fail "ip netns add $NS"
+	trap 'ip netns del "$NS" 2>/dev/null; cleanup' EXIT
+	ip -n "$NS" link add "$1" type veth peer name "$2" && ip -n "$NS" link set "$1" up &&
+		ip -n "$NS" link set "$2" up || fail "veth pair $1-$2 in $NS"
+}

@@ -38,13 +38,14 @@ ip -n "$hns" link set "$hif" up || fail "$hif up"
 
 mac() { ip -n "$1" -br link show dev "$1" | awk '{print $3}'; }
 macs=$(mac "$n0"),$(mac "$n1")
-# live_ports NS: the gamma ports open in namespace NS, one a line, sorted. A
-# local user reads them in the port reservations: abstract sockets
-# @gamma:ETHERTYPE:IFINDEX:PORT in the namespace's /proc/net/unix.
+# live_ports NS: the gamma ports open in namespace NS, one a line, sorted.
+# The job runs as root, whose port reservations are files
+# /run/gamma/NETNS-ETHERTYPE-IFINDEX-PORT that only root can read
+# (provider/gm_portres.c; NETNS: the inode of the node's network namespace).
 live_ports()
 {
-	ip netns exec "$1" cat /proc/net/unix | grep -o '@gamma:[0-9a-f]*:[0-9]*:[0-9]*' |
-		awk -F: '{print $4}' | sort -un
+	ls /run/gamma 2>/dev/null | awk -F- -v ns="$(stat -Lc %i "/run/netns/$1")" '$1 == ns {print $4}' |
+		sort -un
 }
 
 hf=$("$GC" hostfile "$NAME") || fail "hostfile"

@@ -27,6 +27,7 @@ for f in "$HELLO" "$PROBE" "$RAWD" "$build/provider/.libs/libgamma-fi.so" \
 	[ -e "$f" ] || fail "$f not built (make check builds it)"
 done
 NOBODY=65534
+. "$top/tests/integration/rawd-lib.sh"
 
 up "$NAME" --nodes 3
 n0=gc-$NAME-n0 n1=gc-$NAME-n1 n2=gc-$NAME-n2 p0=gc-$NAME-p0
@@ -54,12 +55,13 @@ chmod 644 "$WORK/rawd.conf"
 
 sysmca=$(ompi_info --parsable --path pkglibdir | cut -d: -f3-)
 # asnobody VAR=VALUE... CMD...: run CMD as nobody, no groups, no capabilities,
-# in a clean environment (plus the given variables).
+# in a clean environment (plus the given variables), with $RAWD_CONF
+# (default $WORK/rawd.conf) as the helper's configuration (rawd-lib.sh).
 asnobody()
 {
-	env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$WORK/home" TMPDIR="$WORK/home" \
+	rawd_conf_ns "${RAWD_CONF:-$WORK/rawd.conf}" \
+		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$WORK/home" TMPDIR="$WORK/home" \
 		FI_PROVIDER_PATH="$WORK/prov" OMPI_MCA_mca_base_component_path="$sysmca:$WORK/btl" \
-		GAMMA_RAWD_CONF="$WORK/rawd.conf" \
 		setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups --inh-caps=-all \
 		env "$@"
 }
@@ -68,7 +70,7 @@ job()
 {
 	out=$(cd "$WORK/home" && asnobody FI_GAMMA_RAWD="$1" FI_LOG_LEVEL=info \
 		timeout 120 mpirun -np 2 --bind-to none -x FI_GAMMA_RAWD -x FI_LOG_LEVEL \
-		-x GAMMA_RAWD_CONF --mca pml ob1 --mca btl "$3" --mca btl_gamma_if_include "$2" \
+		--mca pml ob1 --mca btl "$3" --mca btl_gamma_if_include "$2" \
 		"$WORK/bin/gm-mpi-hello" 4000000 2>&1)
 }
 good='gm-mpi-hello: ok 4000000 bytes each way with 1 peers'
@@ -95,7 +97,7 @@ done
 ok "nobody ran MPI over btl gamma on $n0,$n1 via gamma-rawd: 4 MB each way verified, on the wire"
 
 # 3. An interface rawd.conf does not list.
-msg="interface $n2 is not allowed by $WORK/rawd.conf"
+msg="interface $n2 is not allowed by $RAWD_DEFAULT_CONF"
 r=$(asnobody "$WORK/bin/gamma-rawd" --check "$n2" 2>&1) && fail "--check $n2 succeeded: $r"
 grep -qF "$msg" <<<"$r" || fail "--check $n2: unclear message: $r"
 job "$WORK/bin/gamma-rawd" "$n2" self,vader,gamma || fail "job on $n2 failed: $out"
@@ -109,14 +111,13 @@ ok "refused: $(grep -m1 -oF "$msg" <<<"$out") (job fell back, data verified)"
 # A group restriction nobody is not in, and a configuration a user could
 # have written: both refused, saying why.
 printf 'interface %s\ngroup root\n' "$n0" >"$WORK/group.conf"
-r=$(asnobody GAMMA_RAWD_CONF="$WORK/group.conf" "$WORK/bin/gamma-rawd" --check "$n0" 2>&1) &&
+r=$(RAWD_CONF=$WORK/group.conf asnobody "$WORK/bin/gamma-rawd" --check "$n0" 2>&1) &&
 	fail "group root: nobody was allowed: $r"
-grep -q "user $NOBODY is not in the group that $WORK/group.conf allows" <<<"$r" ||
+grep -q "user $NOBODY is not in the group that $RAWD_DEFAULT_CONF allows" <<<"$r" ||
 	fail "group root: unclear message: $r"
-cp "$WORK/rawd.conf" "$WORK/home/mine.conf" && chown "$NOBODY" "$WORK/home/mine.conf"
-r=$(asnobody GAMMA_RAWD_CONF="$WORK/home/mine.conf" "$WORK/bin/gamma-rawd" --check "$n0" 2>&1) &&
+r=$(RAWD_FILE_OWNER=$NOBODY asnobody "$WORK/bin/gamma-rawd" --check "$n0" 2>&1) &&
 	fail "a configuration owned by nobody was trusted: $r"
-grep -q "refusing config $WORK/home/mine.conf: it must be a regular file owned by root" <<<"$r" ||
+grep -q "refusing config $RAWD_DEFAULT_CONF: it must be a regular file owned by root" <<<"$r" ||
 	fail "untrusted config: unclear message: $r"
 ok "refused: a user outside 'group', and a configuration not owned by root"
 

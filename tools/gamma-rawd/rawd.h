@@ -22,8 +22,9 @@ struct rawd_conf {
 };
 
 /*
- * Read the configuration.  The file must belong to root and be writable by
- * nobody else, since it decides what a user without CAP_NET_RAW may open.
+ * Read the configuration.  Root must have written it and be the only one
+ * who can change it (the file and every directory above it; no proc, sysfs
+ * or FUSE), since it decides what a user without CAP_NET_RAW may open.
  * On failure, err holds a sentence for the client.
  */
 int rawd_conf_load(const char *path, struct rawd_conf *c, char *err, size_t errlen);

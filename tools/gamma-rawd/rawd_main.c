@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/socket.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -22,12 +23,41 @@
 #define RAWD_CONF_DEFAULT "/etc/gamma/rawd.conf"
 #endif
 
-static const char *conf_path(void)
+/*
+ * With a file capability the kernel sets AT_SECURE: the caller chose the
+ * environment (and argv, which /proc/self/cmdline shows), so the caller
+ * must not choose the policy.  Only root may point the helper elsewhere.
+ */
+static int conf_path(const char **path, char *err, size_t errlen)
 {
-	/* Trusted only if root owns it: rawd_conf_load checks. */
 	const char *p = getenv("GAMMA_RAWD_CONF");
 
-	return p && *p ? p : RAWD_CONF_DEFAULT;
+	*path = RAWD_CONF_DEFAULT;
+	if (!p || !*p)
+		return 0;
+	if (getauxval(AT_SECURE) && getuid() != 0) {
+		snprintf(err, errlen,
+		         "gamma-rawd: refusing GAMMA_RAWD_CONF: only root may choose the "
+		         "configuration of this privileged helper (unset it; the configuration "
+		         "is %s)",
+		         RAWD_CONF_DEFAULT);
+		return -1;
+	}
+	*path = p;
+	return 0;
+}
+
+/* Requests and paths come from the caller: no control characters or
+ * unbounded lines reach the system log. */
+static void log_safe(char *dst, size_t n, const char *src)
+{
+	size_t i = 0;
+
+	for (; *src && i + 4 < n; src++)
+		dst[i++] = *src >= ' ' && *src < 0x7f ? *src : '?';
+	if (*src)
+		dst[i++] = '.', dst[i++] = '.', dst[i++] = '.';
+	dst[i] = 0;
 }
 
 static bool valid_ifname(const char *s)
@@ -50,7 +80,9 @@ static int authorize(const char *ifname, unsigned long ethertype, struct rawd_co
 		snprintf(err, errlen, "gamma-rawd: bad interface name");
 		return -1;
 	}
-	if (rawd_conf_load(conf_path(), c, err, errlen))
+	const char *path;
+
+	if (conf_path(&path, err, errlen) || rawd_conf_load(path, c, err, errlen))
 		return -1;
 	if (!rawd_conf_user_allowed(c)) {
 		snprintf(err, errlen,
@@ -124,10 +156,12 @@ static int serve(int sock)
 	}
 	if (authorize(ifname, ethertype, &conf, err, sizeof(err)) ||
 	    rawd_open_sockets(ifname, (uint16_t)ethertype, fds, err, sizeof(err))) {
-		char msg[RAWD_MSG_MAX + 8];
+		char msg[RAWD_MSG_MAX + 8], log_if[24], log_err[256];
 
 		snprintf(msg, sizeof(msg), "error: %s", err);
-		syslog(LOG_NOTICE, "uid %u refused %s: %s", (unsigned)getuid(), ifname, err);
+		log_safe(log_if, sizeof(log_if), ifname);
+		log_safe(log_err, sizeof(log_err), err);
+		syslog(LOG_NOTICE, "uid %u refused %s: %s", (unsigned)getuid(), log_if, log_err);
 		reply(sock, msg, NULL, 0);
 		return 1;
 	}
@@ -150,8 +184,8 @@ static int check(const char *ifname, const char *etype)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
+	printf("gamma-rawd: %s allows interface %s, EtherType 0x%04lx\n", conf.path, ifname, e);
 	rawd_conf_free(&conf);
-	printf("gamma-rawd: %s allows interface %s, EtherType 0x%04lx\n", conf_path(), ifname, e);
 	return 0;
 }
 
@@ -169,8 +203,8 @@ int main(int argc, char **argv)
 		    "usage: gamma-rawd --check IFNAME [ETHERTYPE]\n"
 		    "  Otherwise gamma-rawd is run by the gamma provider, with a SOCK_SEQPACKET\n"
 		    "  socket as standard input; see tools/gamma-rawd/README.md.\n"
-		    "  Configuration: %s (GAMMA_RAWD_CONF overrides; root must own it).\n",
-		    conf_path());
+		    "  Configuration: %s (root may name another with GAMMA_RAWD_CONF).\n",
+		    RAWD_CONF_DEFAULT);
 		return 2;
 	}
 	/* Descriptors the client forgot to mark close-on-exec are none of ours. */
