@@ -53,6 +53,13 @@ extern struct gm_params gm_params;
 #define GM_MAX_MSG_SIZE (1ULL << 40)
 #define GM_CQ_DATA_SIZE 8
 
+/*
+ * Marks the fi_inject family, which generates no completion; FI_INJECT
+ * alone only means the buffer is free on return.  Above every libfabric
+ * operation flag, and stripped from what the application passes.
+ */
+#define GM_TX_SILENT (1ULL << 62)
+
 #define GM_CAPS                                                                                    \
 	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE |  \
 	 FI_LOCAL_COMM | FI_REMOTE_COMM)
@@ -84,6 +91,8 @@ struct gm_av {
 	struct fid_av fid;
 	struct gm_domain *dom;
 	enum fi_av_type type;
+	uint64_t flags;    /* FI_EVENT: inserts complete on the bound EQ */
+	struct gm_eq *eq;
 	struct gm_addr *addrs;
 	bool *valid;
 	size_t count, cap;
@@ -142,7 +151,8 @@ struct gm_tx {
 	struct gm_ep *ep;
 	struct gm_conn *conn;
 	void *context;
-	uint64_t flags; /* FI_SEND|FI_MSG|FI_TAGGED, FI_COMPLETION, FI_REMOTE_CQ_DATA, FI_INJECT */
+	uint64_t flags; /* FI_SEND|FI_MSG|FI_TAGGED, FI_COMPLETION, FI_REMOTE_CQ_DATA, FI_INJECT,
+			   GM_TX_SILENT */
 	uint64_t tag, data;
 	struct iovec iov[GM_IOV_LIMIT];
 	size_t iov_count;
@@ -207,6 +217,7 @@ struct gm_ep {
 	struct fi_info *info;
 	struct gm_list dom_entry;
 	struct gm_av *av;
+	struct gm_eq *eq;
 	struct gm_cq *tx_cq, *rx_cq;
 	bool tx_selective, rx_selective;
 	struct gm_cntr *send_cntr, *recv_cntr;
@@ -227,6 +238,14 @@ struct gm_ep {
 	uint32_t next_recv_id;
 };
 
+/* gm_eq.c: fabric-level, its own lock (never the domain's) */
+struct gm_eq;
+int gm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
+	       void *context);
+struct gm_eq *gm_eq_of(struct fid *fid);
+void gm_eq_hold(struct gm_eq *eq, int delta);
+ssize_t gm_eq_report(struct gm_eq *eq, uint32_t event, const void *buf, size_t len);
+int gm_eq_trywait(struct fid *fid);
 /* gm_domain.c */
 int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
 		   void *context);

@@ -93,7 +93,14 @@ static int gm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		break;
 	}
 	case FI_CLASS_EQ:
-		break; /* no asynchronous events to report on an RDM endpoint */
+		/* held, though an RDM endpoint has no connection events to report */
+		if (ep->eq) {
+			ret = -FI_EINVAL;
+			break;
+		}
+		ep->eq = gm_eq_of(bfid);
+		gm_eq_hold(ep->eq, 1);
+		break;
 	default:
 		ret = -FI_EINVAL;
 	}
@@ -143,11 +150,16 @@ static int gm_ep_close(struct fid *fid)
 	struct gm_domain *dom = ep->dom;
 
 	pthread_mutex_lock(&dom->lock);
+	/* Operations still posted are discarded (fi_endpoint(3)), but the acks
+	   owed for what was delivered go out, or the peers' sends fail. */
+	gm_port_drain(ep->port);
 	gm_msg_ep_close(ep);
 	gm_list_del(&ep->dom_entry);
 	gm_port_close(ep->port);
 	if (ep->av)
 		ep->av->refs--;
+	if (ep->eq)
+		gm_eq_hold(ep->eq, -1);
 	if (ep->tx_cq)
 		ep->tx_cq->refs--;
 	if (ep->rx_cq)
@@ -270,8 +282,9 @@ static struct fi_ops_cm gm_ep_cm_ops = {
 
 /* ---- data transfer entry points ---- */
 
-static ssize_t do_send(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t dest,
-		       uint64_t tag, uint64_t data, void *context, uint64_t flags)
+static ssize_t send_flagged(struct fid_ep *fep, const struct iovec *iov, size_t count,
+			    fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
+			    uint64_t flags)
 {
 	struct gm_ep *ep = GM_EP(fep);
 	ssize_t ret;
@@ -285,6 +298,22 @@ static ssize_t do_send(struct fid_ep *fep, const struct iovec *iov, size_t count
 		gm_net_flush(ep->dom->net);
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
+}
+
+static ssize_t do_send(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t dest,
+		       uint64_t tag, uint64_t data, void *context, uint64_t flags)
+{
+	return send_flagged(fep, iov, count, dest, tag, data, context, flags & ~GM_TX_SILENT);
+}
+
+/* fi_inject*: buffer free on return, and no completion at all */
+static ssize_t do_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest,
+			 uint64_t tag, uint64_t data, uint64_t flags)
+{
+	const struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return send_flagged(fep, &iov, 1, dest, tag, data, NULL,
+			    flags | FI_SEND | FI_INJECT | GM_TX_SILENT);
 }
 
 static ssize_t do_recv(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t src,
@@ -347,7 +376,7 @@ static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_
 
 static ssize_t msg_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest)
 {
-	return do_send(fep, ONE_IOV(buf, len), 1, dest, 0, 0, NULL, FI_MSG | FI_SEND | FI_INJECT);
+	return do_inject(fep, buf, len, dest, 0, 0, FI_MSG);
 }
 
 static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
@@ -360,8 +389,7 @@ static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len, voi
 static ssize_t msg_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
 			      fi_addr_t dest)
 {
-	return do_send(fep, ONE_IOV(buf, len), 1, dest, 0, data, NULL,
-		       FI_MSG | FI_SEND | FI_INJECT | FI_REMOTE_CQ_DATA);
+	return do_inject(fep, buf, len, dest, 0, data, FI_MSG | FI_REMOTE_CQ_DATA);
 }
 
 static struct fi_ops_msg gm_msg_ops = {
@@ -420,8 +448,7 @@ static ssize_t tag_sendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, 
 static ssize_t tag_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest,
 			  uint64_t tag)
 {
-	return do_send(fep, ONE_IOV(buf, len), 1, dest, tag, 0, NULL,
-		       FI_TAGGED | FI_SEND | FI_INJECT);
+	return do_inject(fep, buf, len, dest, tag, 0, FI_TAGGED);
 }
 
 static ssize_t tag_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
@@ -434,8 +461,7 @@ static ssize_t tag_senddata(struct fid_ep *fep, const void *buf, size_t len, voi
 static ssize_t tag_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
 			      fi_addr_t dest, uint64_t tag)
 {
-	return do_send(fep, ONE_IOV(buf, len), 1, dest, tag, data, NULL,
-		       FI_TAGGED | FI_SEND | FI_INJECT | FI_REMOTE_CQ_DATA);
+	return do_inject(fep, buf, len, dest, tag, data, FI_TAGGED | FI_REMOTE_CQ_DATA);
 }
 
 static struct fi_ops_tagged gm_tagged_ops = {

@@ -128,6 +128,11 @@ void gm_net_get_stats(const struct gm_net *net, struct gm_net_stats *st);
 /* port 0: any free port.  key: job key stamped on and required of frames. */
 int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, uint32_t key,
 		 const struct gm_port_ops *ops, void *ctx, struct gm_port **out);
+/*
+ * Send the acks the port owes (delayed ones included) and what is queued,
+ * now: call before closing, while the port's callbacks may still run.
+ */
+void gm_port_drain(struct gm_port *port);
 void gm_port_close(struct gm_port *port);
 uint16_t gm_port_num(const struct gm_port *port);
 

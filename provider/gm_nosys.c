@@ -25,12 +25,6 @@ int gm_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	return -FI_ENOSYS;
 }
 
-int gm_no_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
-		  void *context)
-{
-	return -FI_ENOSYS;
-}
-
 int gm_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		    struct fid_wait **waitset)
 {
