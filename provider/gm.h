@@ -238,6 +238,18 @@ struct gm_ep {
 	uint32_t next_recv_id;
 };
 
+/* gm_addr.c: fi_getinfo's node and service */
+struct gm_node {
+	const char *name;
+	bool is_mac;
+	uint8_t mac[6];
+	struct addrinfo *ai; /* NULL: a MAC or an interface name */
+};
+int gm_addr_service(const char *service, uint16_t *port);
+int gm_node_resolve(const char *node, uint64_t flags, struct gm_node *n);
+int gm_node_match(const struct gm_node *n, bool source, const char *ifname, const uint8_t own[6],
+		  uint8_t mac[6]);
+void gm_node_free(struct gm_node *n);
 /* gm_eq.c: fabric-level, its own lock (never the domain's) */
 struct gm_eq;
 int gm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,

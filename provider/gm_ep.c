@@ -482,6 +482,7 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 {
 	struct gm_domain *dom = gm_container_of(domain, struct gm_domain, fid);
 	uint32_t key = dom->auth_key;
+	uint16_t port = 0; /* any */
 	struct gm_ep *ep;
 	int ret;
 
@@ -492,6 +493,12 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 		if (info->ep_attr->auth_key_size != sizeof(uint32_t))
 			return -FI_EINVAL;
 		memcpy(&key, info->ep_attr->auth_key, sizeof(key));
+	}
+	if (info->src_addr) {
+		const struct gm_addr *sa = info->src_addr;
+		if (info->src_addrlen != sizeof(*sa))
+			return -FI_EINVAL;
+		port = sa->port;
 	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
@@ -526,7 +533,13 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 	ep->fid.atomic = &gm_no_atomic_ops;
 
 	pthread_mutex_lock(&dom->lock);
-	ret = gm_port_open(dom->net, 0, ep->cls, key, &gm_msg_port_ops, ep, &ep->port);
+	ret = gm_port_open(dom->net, port, ep->cls, key, &gm_msg_port_ops, ep, &ep->port);
+	if (ret == -FI_EADDRINUSE && port) {
+		/* several endpoints opened from one fi_info: the others get a free
+		   port, which fi_getname reports */
+		GM_INFO(FI_LOG_EP_CTRL, "port %u in use: choosing another\n", port);
+		ret = gm_port_open(dom->net, 0, ep->cls, key, &gm_msg_port_ops, ep, &ep->port);
+	}
 	if (!ret) {
 		gm_list_add_tail(&dom->eps, &ep->dom_entry);
 		dom->refs++;
