@@ -8,6 +8,7 @@
  *            interfaces or an IP address assigned to one; as a destination
  *            an IP address is ours (local communication) or a neighbour the
  *            kernel already resolved on that interface (/proc/net/arp).
+ *            A loopback address (localhost) is this host on every interface.
  *            A host name is looked up once per fi_getinfo, then matched
  *            against each interface.
  *
@@ -73,6 +74,19 @@ static bool ip_on_iface(const struct sockaddr *sa, const char *ifname)
 	}
 	freeifaddrs(ifa);
 	return found;
+}
+
+/*
+ * 127.0.0.1, ::1, "localhost": this host, which every interface of ours
+ * reaches through local communication.
+ */
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return false;
 }
 
 /* A complete ARP entry for ip on ifname. */
@@ -142,7 +156,7 @@ int gm_node_match(const struct gm_node *n, bool source, const char *ifname, cons
 		return 0;
 	}
 	for (const struct addrinfo *r = n->ai; r; r = r->ai_next) {
-		if (ip_on_iface(r->ai_addr, ifname)) {
+		if (is_loopback(r->ai_addr) || ip_on_iface(r->ai_addr, ifname)) {
 			memcpy(mac, own, 6);
 			return 0;
 		}

@@ -280,6 +280,18 @@ static void check_getinfo(struct side *a, struct side *b, const char *ip_b)
 	     "FI_SOURCE %s: not exactly %s", ip_b, b->ifname);
 	WANT(info->src_addr && !memcmp(info->src_addr, mac_b, 6), "FI_SOURCE: source MAC");
 	fi_freeinfo(info);
+
+	/* this host (fi_loopback's 127.0.0.1): every interface, its own MAC */
+	CHK(fi_getinfo(VERS, "127.0.0.1", NULL, FI_SOURCE | FI_NUMERICHOST, h, &info));
+	n = 0;
+	for (fi = info; fi; fi = fi->next, n++)
+		WANT(fi->src_addr && !memcmp(fi->src_addr,
+					     strcmp(fi->domain_attr->name, a->ifname) ? b->name
+										      : a->name,
+					     6),
+		     "127.0.0.1 as source on %s: not its MAC", fi->domain_attr->name);
+	WANT(n == 2, "127.0.0.1 as source: %d interfaces, expected 2", n);
+	fi_freeinfo(info);
 	fi_freeinfo(h);
 	printf("ok: fi_getinfo resolves node/service, refuses what it cannot, fills src_addr\n");
 }
