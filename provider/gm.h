@@ -258,6 +258,8 @@ struct gm_eq *gm_eq_of(struct fid *fid);
 void gm_eq_hold(struct gm_eq *eq, int delta);
 ssize_t gm_eq_report(struct gm_eq *eq, uint32_t event, const void *buf, size_t len);
 int gm_eq_trywait(struct fid *fid);
+/* gm_poll.c */
+int gm_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fid_poll **pollset);
 /* gm_domain.c */
 int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
 		   void *context);
