@@ -38,6 +38,7 @@ struct side {
 	struct fid_cq *cq;
 	struct fid_eq *eq;
 	struct fid_ep *ep;
+	struct fid_cntr *cntr;
 	uint8_t name[ADDRLEN];
 	fi_addr_t peer;
 };
@@ -97,7 +98,7 @@ static void side_open(struct side *s, uint64_t tx_op_flags, const char *service)
 	CHK(fi_eq_open(s->fabric, &eqa, &s->eq, NULL));
 	CHK(fi_domain(s->fabric, s->info, &s->domain, NULL));
 	CHK(fi_av_open(s->domain, &ava, &s->av, NULL));
-	CHK(fi_cq_open(s->domain, &cqa, &s->cq, NULL));
+	CHK(fi_cq_open(s->domain, &cqa, &s->cq, s)); /* s: what fi_poll names */
 	CHK(fi_endpoint(s->domain, s->info, &s->ep, NULL));
 	CHK(fi_ep_bind(s->ep, &s->eq->fid, 0));
 	CHK(fi_ep_bind(s->ep, &s->av->fid, 0));
@@ -111,6 +112,8 @@ static void side_close(struct side *s)
 {
 	if (s->ep)
 		CHK(fi_close(&s->ep->fid));
+	if (s->cntr)
+		CHK(fi_close(&s->cntr->fid));
 	CHK(fi_close(&s->av->fid));
 	CHK(fi_close(&s->cq->fid));
 	CHK(fi_close(&s->eq->fid));
@@ -349,6 +352,55 @@ static void check_inject_flag(struct side *a, struct side *b)
 	printf("ok: FI_INJECT as a flag completes; fi_inject does not\n");
 }
 
+/* A poll set over b's CQ and a receive counter names each once it has news. */
+static void check_poll(struct side *a, struct side *b)
+{
+	struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP};
+	struct fid_cntr *cntr;
+	struct fid_poll *ps;
+	struct fi_poll_attr pa = {0};
+	char in[16] = "", out[16] = "polled";
+	bool cq_named = false, cntr_named = false, tx_done = false;
+	void *ctx[4];
+	int rx, tx, n;
+	time_t end = time(NULL) + 30;
+
+	CHK(fi_cntr_open(b->domain, &ca, &cntr, &cntr));
+	CHK(fi_ep_bind(b->ep, &cntr->fid, FI_RECV));
+	CHK(fi_poll_open(b->domain, &pa, &ps));
+	CHK(fi_poll_add(ps, &b->cq->fid, 0));
+	CHK(fi_poll_add(ps, &cntr->fid, 0));
+	WANT(fi_poll_add(ps, &a->cq->fid, 0) == -FI_EINVAL, "another domain's CQ accepted");
+	WANT(fi_poll(ps, ctx, 4) == 0, "fi_poll with nothing happened");
+	CHK(fi_recv(b->ep, in, sizeof(in), NULL, b->peer, &rx));
+	CHK(fi_send(a->ep, out, sizeof(out), NULL, a->peer, &tx));
+	while (!(cq_named && cntr_named) && time(NULL) < end) {
+		struct fi_cq_tagged_entry e;
+		if (fi_cq_read(a->cq, &e, 1) == 1) /* a's progress: its send, its acks */
+			tx_done |= e.op_context == &tx;
+		CHK(n = fi_poll(ps, ctx, 4));
+		for (int i = 0; i < n; i++) {
+			WANT(ctx[i] == b || ctx[i] == &cntr, "fi_poll: unknown context %p", ctx[i]);
+			cq_named |= ctx[i] == b;
+			cntr_named |= ctx[i] == &cntr;
+		}
+	}
+	WANT(cq_named && cntr_named, "fi_poll never named the CQ (%d) / counter (%d)", cq_named,
+	     cntr_named);
+	WANT(fi_cntr_read(cntr) == 1, "receive counter %lu", (unsigned long)fi_cntr_read(cntr));
+	expect_ok(b, &rx, "polled receive");
+	if (!tx_done)
+		expect_ok(a, &tx, "polled send");
+	WANT(!strcmp(in, out), "polled data differs");
+	WANT(fi_poll(ps, ctx, 4) == 0, "fi_poll: news after everything was read");
+	CHK(fi_poll_del(ps, &cntr->fid, 0));
+	WANT(fi_poll_del(ps, &cntr->fid, 0) == -FI_ENOENT, "fi_poll_del of a non-member");
+	CHK(fi_close(&ps->fid));
+	printf("ok: fi_poll names the CQ and counter with news, and only then\n");
+	/* the counter stays bound to b's endpoint, closed with it */
+	b->cntr = cntr;
+}
+
 /*
  * b receives a's FI_DELIVERY_COMPLETE send and closes at once: the ack it
  * owes must still go out, or a's send fails after the peer timeout.
@@ -394,6 +446,7 @@ int main(int argc, char **argv)
 	check_getinfo(&a, &b, argv[3]);
 	check_loopback(&a);
 	check_inject_flag(&a, &b);
+	check_poll(&a, &b);
 	check_close_flushes_acks(&a, &b);
 	side_close(&a);
 	side_close(&b);
