@@ -45,7 +45,7 @@ static bool parse_mac(const char *s, uint8_t mac[6])
 	char tail;
 
 	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
-		   &tail) != 6)
+	           &tail) != 6)
 		return false;
 	for (int i = 0; i < 6; i++)
 		mac[i] = (uint8_t)b[i];
@@ -66,11 +66,11 @@ static bool ip_on_iface(const struct sockaddr *sa, const char *ifname)
 			continue;
 		if (sa->sa_family == AF_INET)
 			found = ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
-				((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
+			        ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
 		else if (sa->sa_family == AF_INET6)
 			found = !memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr,
-					&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
-					sizeof(struct in6_addr));
+			                &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+			                sizeof(struct in6_addr));
 	}
 	freeifaddrs(ifa);
 	return found;
@@ -109,8 +109,8 @@ static bool arp_lookup(const struct sockaddr_in *sin, const char *ifname, uint8_
 		if (sscanf(line, "%63s 0x%x 0x%x %63s %*s %16s", ip, &type, &flags, hw, dev) != 5)
 			continue;
 		found = (flags & 0x2) /* ATF_COM */ && !strcmp(dev, ifname) &&
-			inet_pton(AF_INET, ip, &a) == 1 && a.s_addr == sin->sin_addr.s_addr &&
-			parse_mac(hw, mac);
+		        inet_pton(AF_INET, ip, &a) == 1 && a.s_addr == sin->sin_addr.s_addr &&
+		        parse_mac(hw, mac);
 	}
 	fclose(f);
 	return found;
@@ -143,7 +143,7 @@ void gm_node_free(struct gm_node *n)
 }
 
 int gm_node_match(const struct gm_node *n, bool source, const char *ifname, const uint8_t own[6],
-		  uint8_t mac[6])
+                  uint8_t mac[6])
 {
 	if (n->is_mac) {
 		memcpy(mac, n->mac, 6);

@@ -26,7 +26,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
-#define VERS FI_VERSION(1, 17)
+#define VERS    FI_VERSION(1, 17)
 #define ADDRLEN 8 /* gamma's address: MAC + port */
 
 struct side {
@@ -269,7 +269,7 @@ static void check_getinfo(struct side *a, struct side *b, const char *ip_b)
 		     b->ifname);
 		WANT(*(const uint16_t *)(d + 6) == 4242, "dest port is not the service");
 		WANT(!(fi->tx_attr->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM)) &&
-			 !(fi->rx_attr->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM)),
+		         !(fi->rx_attr->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM)),
 		     "tx/rx caps carry domain caps");
 		n++;
 	}
@@ -288,10 +288,9 @@ static void check_getinfo(struct side *a, struct side *b, const char *ip_b)
 	CHK(fi_getinfo(VERS, "127.0.0.1", NULL, FI_SOURCE | FI_NUMERICHOST, h, &info));
 	n = 0;
 	for (fi = info; fi; fi = fi->next, n++)
-		WANT(fi->src_addr && !memcmp(fi->src_addr,
-					     strcmp(fi->domain_attr->name, a->ifname) ? b->name
-										      : a->name,
-					     6),
+		WANT(fi->src_addr &&
+		         !memcmp(fi->src_addr,
+		                 strcmp(fi->domain_attr->name, a->ifname) ? b->name : a->name, 6),
 		     "127.0.0.1 as source on %s: not its MAC", fi->domain_attr->name);
 	WANT(n == 2, "127.0.0.1 as source: %d interfaces, expected 2", n);
 	fi_freeinfo(info);
@@ -347,7 +346,7 @@ static void check_inject_flag(struct side *a, struct side *b)
 	for (int i = 0; i < 3; i++)
 		expect_ok(b, &rx[i], "receive");
 	WANT(!strcmp(in[0], "inject") && !strcmp(in[1], "sendmsg-inject") &&
-		 !strcmp(in[2], "opflag-inject"),
+	         !strcmp(in[2], "opflag-inject"),
 	     "injected data differs: '%s' '%s' '%s'", in[0], in[1], in[2]);
 	printf("ok: FI_INJECT as a flag completes; fi_inject does not\n");
 }
