@@ -84,6 +84,7 @@ struct gm_domain {
 	int refs;
 	pthread_t thread;         /* progresses the domain while the application does not */
 	uint64_t app_progress_ms; /* when the application last drove progress */
+	int waiters;              /* application threads blocked in gm_domain_wait */
 	bool stop;
 };
 
