@@ -57,6 +57,13 @@ extern struct gm_params gm_params;
 #define GM_MAX_MSG_SIZE (1ULL << 40)
 #define GM_CQ_DATA_SIZE 8
 
+/*
+ * Marks the fi_inject family, which generates no completion; FI_INJECT
+ * alone only means the buffer is free on return.  Above every libfabric
+ * operation flag, and stripped from what the application passes.
+ */
+#define GM_TX_SILENT (1ULL << 62)
+
 #define GM_CAPS                                                                                    \
 	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE |  \
 	 FI_LOCAL_COMM | FI_REMOTE_COMM)
@@ -87,6 +94,7 @@ struct gm_domain {
 	int refs;
 	pthread_t thread;         /* progresses the domain while the application does not */
 	uint64_t app_progress_ms; /* when the application last drove progress */
+	int waiters;              /* application threads blocked in gm_domain_wait */
 	bool stop;
 };
 
@@ -94,6 +102,8 @@ struct gm_av {
 	struct fid_av fid;
 	struct gm_domain *dom;
 	enum fi_av_type type;
+	uint64_t flags;    /* FI_EVENT: inserts complete on the bound EQ */
+	struct gm_eq *eq;
 	struct gm_addr *addrs;
 	bool *valid;
 	size_t count, cap;
@@ -154,7 +164,8 @@ struct gm_tx {
 	struct gm_ep *ep;
 	struct gm_conn *conn;
 	void *context;
-	uint64_t flags; /* FI_SEND|FI_MSG|FI_TAGGED, FI_COMPLETION, FI_REMOTE_CQ_DATA, FI_INJECT */
+	uint64_t flags; /* FI_SEND|FI_MSG|FI_TAGGED, FI_COMPLETION, FI_REMOTE_CQ_DATA, FI_INJECT,
+			   GM_TX_SILENT */
 	uint64_t tag, data;
 	struct iovec iov[GM_IOV_LIMIT];
 	size_t iov_count;
@@ -219,6 +230,7 @@ struct gm_ep {
 	struct fi_info *info;
 	struct gm_list dom_entry;
 	struct gm_av *av;
+	struct gm_eq *eq;
 	struct gm_cq *tx_cq, *rx_cq;
 	bool tx_selective, rx_selective;
 	struct gm_cntr *send_cntr, *recv_cntr;
@@ -240,6 +252,28 @@ struct gm_ep {
 	uint32_t next_recv_id;
 };
 
+/* gm_addr.c: fi_getinfo's node and service */
+struct gm_node {
+	const char *name;
+	bool is_mac;
+	uint8_t mac[6];
+	struct addrinfo *ai; /* NULL: a MAC or an interface name */
+};
+int gm_addr_service(const char *service, uint16_t *port);
+int gm_node_resolve(const char *node, uint64_t flags, struct gm_node *n);
+int gm_node_match(const struct gm_node *n, bool source, const char *ifname, const uint8_t own[6],
+		  uint8_t mac[6]);
+void gm_node_free(struct gm_node *n);
+/* gm_eq.c: fabric-level, its own lock (never the domain's) */
+struct gm_eq;
+int gm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
+	       void *context);
+struct gm_eq *gm_eq_of(struct fid *fid);
+void gm_eq_hold(struct gm_eq *eq, int delta);
+ssize_t gm_eq_report(struct gm_eq *eq, uint32_t event, const void *buf, size_t len);
+int gm_eq_trywait(struct fid *fid);
+/* gm_poll.c */
+int gm_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fid_poll **pollset);
 /* gm_domain.c */
 int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
 		   void *context);

@@ -49,6 +49,10 @@ static int gm_av_insert(struct fid_av *fav, const void *addr, size_t count, fi_a
 
 	if (flags)
 		return -FI_EBADFLAGS;
+	if (count && !addr)
+		return -FI_EINVAL;
+	if ((av->flags & FI_EVENT) && !av->eq)
+		return -FI_ENOEQ;
 	pthread_mutex_lock(&av->dom->lock);
 	ret = av_grow(av, av->count + count);
 	if (!ret && 2 * (av->count + count) > av->index_cap)
@@ -69,7 +73,26 @@ static int gm_av_insert(struct fid_av *fav, const void *addr, size_t count, fi_a
 	}
 	gm_av_index_added(av, first);
 	pthread_mutex_unlock(&av->dom->lock);
+	if (av->flags & FI_EVENT) {
+		/* resolution is local and immediate: the completion follows at once */
+		struct fi_eq_entry e = {.fid = &av->fid.fid, .context = context, .data = count};
+		ssize_t w = gm_eq_report(av->eq, FI_AV_COMPLETE, &e, sizeof(e));
+		return w < 0 ? (int)w : 0;
+	}
 	return (int)count;
+}
+
+static int gm_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct gm_av *av = gm_container_of(fid, struct gm_av, fid.fid);
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (bfid->fclass != FI_CLASS_EQ || av->eq)
+		return -FI_EINVAL;
+	av->eq = gm_eq_of(bfid);
+	gm_eq_hold(av->eq, 1);
+	return 0;
 }
 
 static int gm_av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, uint64_t flags)
@@ -149,6 +172,8 @@ static int gm_av_close(struct fid *fid)
 	pthread_mutex_lock(&av->dom->lock);
 	av->dom->refs--;
 	pthread_mutex_unlock(&av->dom->lock);
+	if (av->eq)
+		gm_eq_hold(av->eq, -1);
 	free(av->addrs);
 	free(av->valid);
 	free(av->index);
@@ -159,7 +184,7 @@ static int gm_av_close(struct fid *fid)
 static struct fi_ops gm_av_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = gm_av_close,
-	.bind = gm_no_bind,
+	.bind = gm_av_bind,
 	.control = gm_no_control,
 	.ops_open = gm_no_ops_open,
 };
@@ -185,7 +210,7 @@ int gm_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av
 		return -FI_EINVAL;
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_MAP && attr->type != FI_AV_TABLE)
 		return -FI_EINVAL;
-	if (attr->flags & (FI_EVENT | FI_READ | FI_SYMMETRIC))
+	if (attr->flags & (FI_READ | FI_SYMMETRIC))
 		return -FI_EBADFLAGS;
 	if (attr->name)
 		return -FI_ENOSYS; /* named (shared) AVs are not supported */
@@ -195,6 +220,7 @@ int gm_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av
 	av->dom = dom;
 	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
 	av->gen = 1; /* endpoints start at 0: their first lookup always runs */
+	av->flags = attr->flags & FI_EVENT;
 	attr->type = av->type;
 	if (av_grow(av, attr->count ? attr->count : 64)) {
 		free(av);

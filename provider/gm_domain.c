@@ -52,9 +52,11 @@ static void *progress_thread(void *arg)
 		uint64_t idle = now_ms() - dom->app_progress_ms;
 		int t = gm_net_timeout_ms(dom->net);
 
-		if (idle < GM_APP_IDLE_MS) {
+		/* A blocked waiter progresses when its poll wakes; taking its
+		   frames here would leave it asleep on an empty ring. */
+		if (idle < GM_APP_IDLE_MS || dom->waiters) {
 			pthread_mutex_unlock(&dom->lock);
-			usleep((GM_APP_IDLE_MS - idle) * 1000);
+			usleep((idle < GM_APP_IDLE_MS ? GM_APP_IDLE_MS - idle : GM_APP_IDLE_MS) * 1000);
 			pthread_mutex_lock(&dom->lock);
 			continue;
 		}
@@ -64,7 +66,7 @@ static void *progress_thread(void *arg)
 		struct pollfd p = {.fd = gm_net_fd(dom->net), .events = POLLIN};
 		poll(&p, 1, t);
 		pthread_mutex_lock(&dom->lock);
-		if (!dom->stop && now_ms() - dom->app_progress_ms >= GM_APP_IDLE_MS)
+		if (!dom->stop && !dom->waiters && now_ms() - dom->app_progress_ms >= GM_APP_IDLE_MS)
 			domain_progress(dom);
 	}
 	pthread_mutex_unlock(&dom->lock);
@@ -123,9 +125,11 @@ int gm_domain_wait(struct gm_domain *dom, int timeout_ms)
 				return 1;
 		} while (now_us() < spin_end);
 	gm_net_wait_prepare(dom->net, timeout_ms, &ws);
+	dom->waiters++;
 	pthread_mutex_unlock(&dom->lock);
 	ret = gm_net_wait_block(&ws);
 	pthread_mutex_lock(&dom->lock);
+	dom->waiters--;
 	return ret;
 }
 
@@ -144,7 +148,7 @@ static struct fi_ops_domain gm_domain_ops = {
 	.endpoint = gm_ep_open,
 	.scalable_ep = gm_no_scalable_ep,
 	.cntr_open = gm_cntr_open,
-	.poll_open = gm_no_poll_open,
+	.poll_open = gm_poll_open,
 	.stx_ctx = gm_no_stx_ctx,
 	.srx_ctx = gm_no_srx_ctx,
 	.query_atomic = gm_no_query_atomic,

@@ -93,7 +93,14 @@ static int gm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		break;
 	}
 	case FI_CLASS_EQ:
-		break; /* no asynchronous events to report on an RDM endpoint */
+		/* held, though an RDM endpoint has no connection events to report */
+		if (ep->eq) {
+			ret = -FI_EINVAL;
+			break;
+		}
+		ep->eq = gm_eq_of(bfid);
+		gm_eq_hold(ep->eq, 1);
+		break;
 	default:
 		ret = -FI_EINVAL;
 	}
@@ -154,11 +161,16 @@ static int gm_ep_close(struct fid *fid)
 	struct gm_domain *dom = ep->dom;
 
 	pthread_mutex_lock(&dom->lock);
+	/* Operations still posted are discarded (fi_endpoint(3)), but the acks
+	   owed for what was delivered go out, or the peers' sends fail. */
+	gm_port_drain(ep->port);
 	gm_msg_ep_close(ep);
 	gm_list_del(&ep->dom_entry);
 	gm_port_close(ep->port);
 	if (ep->av)
 		ep->av->refs--;
+	if (ep->eq)
+		gm_eq_hold(ep->eq, -1);
 	if (ep->tx_cq)
 		ep->tx_cq->refs--;
 	if (ep->rx_cq)
@@ -306,8 +318,9 @@ static struct fi_ops_cm gm_ep_cm_ops = {
 
 /* ---- data transfer entry points ---- */
 
-static ssize_t do_send(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t dest,
-		       uint64_t tag, uint64_t data, void *context, uint64_t flags)
+static ssize_t send_flagged(struct fid_ep *fep, const struct iovec *iov, size_t count,
+			    fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
+			    uint64_t flags)
 {
 	struct gm_ep *ep = GM_EP(fep);
 	ssize_t ret;
@@ -321,6 +334,22 @@ static ssize_t do_send(struct fid_ep *fep, const struct iovec *iov, size_t count
 		gm_net_flush(ep->dom->net);
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
+}
+
+static ssize_t do_send(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t dest,
+		       uint64_t tag, uint64_t data, void *context, uint64_t flags)
+{
+	return send_flagged(fep, iov, count, dest, tag, data, context, flags & ~GM_TX_SILENT);
+}
+
+/* fi_inject*: buffer free on return, and no completion at all */
+static ssize_t do_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest,
+			 uint64_t tag, uint64_t data, uint64_t flags)
+{
+	const struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return send_flagged(fep, &iov, 1, dest, tag, data, NULL,
+			    flags | FI_SEND | FI_INJECT | GM_TX_SILENT);
 }
 
 static ssize_t do_recv(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t src,
@@ -383,7 +412,7 @@ static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_
 
 static ssize_t msg_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest)
 {
-	return do_send(fep, ONE_IOV(buf, len), 1, dest, 0, 0, NULL, FI_MSG | FI_SEND | FI_INJECT);
+	return do_inject(fep, buf, len, dest, 0, 0, FI_MSG);
 }
 
 static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
@@ -396,8 +425,7 @@ static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len, voi
 static ssize_t msg_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
 			      fi_addr_t dest)
 {
-	return do_send(fep, ONE_IOV(buf, len), 1, dest, 0, data, NULL,
-		       FI_MSG | FI_SEND | FI_INJECT | FI_REMOTE_CQ_DATA);
+	return do_inject(fep, buf, len, dest, 0, data, FI_MSG | FI_REMOTE_CQ_DATA);
 }
 
 static struct fi_ops_msg gm_msg_ops = {
@@ -456,8 +484,7 @@ static ssize_t tag_sendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, 
 static ssize_t tag_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest,
 			  uint64_t tag)
 {
-	return do_send(fep, ONE_IOV(buf, len), 1, dest, tag, 0, NULL,
-		       FI_TAGGED | FI_SEND | FI_INJECT);
+	return do_inject(fep, buf, len, dest, tag, 0, FI_TAGGED);
 }
 
 static ssize_t tag_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
@@ -470,8 +497,7 @@ static ssize_t tag_senddata(struct fid_ep *fep, const void *buf, size_t len, voi
 static ssize_t tag_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
 			      fi_addr_t dest, uint64_t tag)
 {
-	return do_send(fep, ONE_IOV(buf, len), 1, dest, tag, data, NULL,
-		       FI_TAGGED | FI_SEND | FI_INJECT | FI_REMOTE_CQ_DATA);
+	return do_inject(fep, buf, len, dest, tag, data, FI_TAGGED | FI_REMOTE_CQ_DATA);
 }
 
 static struct fi_ops_tagged gm_tagged_ops = {
@@ -492,6 +518,7 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 {
 	struct gm_domain *dom = gm_container_of(domain, struct gm_domain, fid);
 	struct gm_auth auth = {dom->auth_key, dom->auth_key_len};
+	uint16_t port = 0; /* any */
 	struct gm_ep *ep;
 	int ret;
 
@@ -507,6 +534,12 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 		GM_WARN(FI_LOG_EP_CTRL, "FI_GAMMA_REQUIRE_AUTH: an endpoint needs an auth_key "
 			"of %d to %d bytes\n", GM_SECRET_MIN, GM_SECRET_MAX);
 		return -FI_EACCES;
+	}
+	if (info->src_addr) {
+		const struct gm_addr *sa = info->src_addr;
+		if (info->src_addrlen != sizeof(*sa))
+			return -FI_EINVAL;
+		port = sa->port;
 	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
@@ -541,7 +574,13 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 	ep->fid.atomic = &gm_no_atomic_ops;
 
 	pthread_mutex_lock(&dom->lock);
-	ret = gm_port_open(dom->net, 0, ep->cls, &auth, &gm_msg_port_ops, ep, &ep->port);
+	ret = gm_port_open(dom->net, port, ep->cls, &auth, &gm_msg_port_ops, ep, &ep->port);
+	if (ret == -FI_EADDRINUSE && port) {
+		/* several endpoints opened from one fi_info: the others get a free
+		   port, which fi_getname reports */
+		GM_INFO(FI_LOG_EP_CTRL, "port %u in use: choosing another\n", port);
+		ret = gm_port_open(dom->net, 0, ep->cls, &auth, &gm_msg_port_ops, ep, &ep->port);
+	}
 	if (!ret) {
 		gm_list_add_tail(&dom->eps, &ep->dom_entry);
 		dom->refs++;

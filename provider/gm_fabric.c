@@ -16,6 +16,12 @@ static int gm_fabric_close(struct fid *fid)
 static int gm_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 {
 	for (int i = 0; i < count; i++) {
+		if (fids[i]->fclass == FI_CLASS_EQ) {
+			int ret = gm_eq_trywait(fids[i]);
+			if (ret)
+				return ret;
+			continue;
+		}
 		if (fids[i]->fclass != FI_CLASS_CQ)
 			return -FI_EINVAL;
 		struct fid_cq *cq = gm_container_of(fids[i], struct fid_cq, fid);
@@ -40,7 +46,7 @@ static struct fi_ops_fabric gm_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = gm_domain_open,
 	.passive_ep = gm_no_passive_ep,
-	.eq_open = gm_no_eq_open,
+	.eq_open = gm_eq_open,
 	.wait_open = gm_no_wait_open,
 	.trywait = gm_trywait,
 };

@@ -56,7 +56,7 @@ static bool iface_listed(const char *list, const char *name)
 }
 
 /* Usable interfaces: up, Ethernet, not loopback, in FI_GAMMA_IFACE if set. */
-static int list_ifaces(char names[][IF_NAMESIZE], int max)
+static int list_ifaces(char names[][IF_NAMESIZE], uint8_t macs[][6], int max)
 {
 	struct ifaddrs *ifa, *i;
 	int n = 0;
@@ -75,6 +75,7 @@ static int list_ifaces(char names[][IF_NAMESIZE], int max)
 		} else if (!(i->ifa_flags & IFF_UP) || is_bridge_port(i->ifa_name)) {
 			continue;
 		}
+		memcpy(macs[n], ll->sll_addr, 6);
 		snprintf(names[n++], IF_NAMESIZE, "%s", i->ifa_name);
 	}
 	freeifaddrs(ifa);
@@ -90,9 +91,10 @@ static struct fi_info *info_template(const char *ifname)
 	fi->caps = GM_CAPS;
 	fi->mode = 0;
 	fi->addr_format = FI_FORMAT_UNSPEC;
-	fi->src_addrlen = 0;
 
-	fi->tx_attr->caps = GM_CAPS & ~(FI_RECV | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE);
+	/* FI_LOCAL_COMM / FI_REMOTE_COMM are domain capabilities: not in tx/rx (fi_getinfo(3)) */
+	fi->tx_attr->caps = GM_CAPS & ~(FI_RECV | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE |
+					FI_LOCAL_COMM | FI_REMOTE_COMM);
 	fi->tx_attr->op_flags = 0;
 	fi->tx_attr->msg_order = GM_MSG_ORDER;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
@@ -102,7 +104,7 @@ static struct fi_info *info_template(const char *ifname)
 	fi->tx_attr->rma_iov_limit = 0;
 	fi->tx_attr->tclass = FI_TC_UNSPEC;
 
-	fi->rx_attr->caps = GM_CAPS & ~FI_SEND;
+	fi->rx_attr->caps = GM_CAPS & ~(FI_SEND | FI_LOCAL_COMM | FI_REMOTE_COMM);
 	fi->rx_attr->op_flags = 0;
 	fi->rx_attr->msg_order = GM_MSG_ORDER;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
@@ -206,6 +208,8 @@ static bool apply_hints(struct fi_info *fi, const struct fi_info *h)
 		}
 		if (d->cq_data_size > GM_CQ_DATA_SIZE)
 			return false;
+		if (d->caps & ~(FI_LOCAL_COMM | FI_REMOTE_COMM))
+			return false; /* no FI_SHARED_AV */
 		if (d->mr_mode == FI_MR_BASIC || d->mr_mode == FI_MR_SCALABLE)
 			fi->domain_attr->mr_mode = d->mr_mode;
 		if (!gm_auth_key_size_ok(d->auth_key_size))
@@ -242,38 +246,121 @@ static bool apply_hints(struct fi_info *fi, const struct fi_info *h)
 	return true;
 }
 
+static void *dup_addr(const uint8_t mac[6], uint16_t port)
+{
+	struct gm_addr *a = malloc(sizeof(*a));
+
+	if (a) {
+		memcpy(a->mac, mac, 6);
+		a->port = port;
+	}
+	return a;
+}
+
+/*
+ * The addresses of one offer: the source is this interface's MAC and the
+ * port asked for (0: chosen by fi_endpoint); the destination, if named.
+ * -FI_ENODATA when node or the hints' addresses do not fit this interface.
+ */
+static int set_addrs(struct fi_info *fi, const struct gm_node *node, bool source,
+		     const char *service, uint16_t port, const char *ifname, const uint8_t own[6],
+		     const struct fi_info *h)
+{
+	uint8_t mac[6];
+	uint16_t src_port = source ? port : 0;
+
+	if (h && h->src_addr) {
+		const struct gm_addr *sa = h->src_addr;
+		if (h->src_addrlen != sizeof(*sa) || memcmp(sa->mac, own, 6))
+			return -FI_ENODATA;
+		if (!source || !service)
+			src_port = sa->port;
+	}
+	if (node && source && gm_node_match(node, true, ifname, own, mac))
+		return -FI_ENODATA;
+	fi->src_addr = dup_addr(own, src_port);
+	if (!fi->src_addr)
+		return -FI_ENOMEM;
+	fi->src_addrlen = sizeof(struct gm_addr);
+	if (node && !source) {
+		if (gm_node_match(node, false, ifname, own, mac))
+			return -FI_ENODATA;
+		fi->dest_addr = dup_addr(mac, port);
+	} else if (h && h->dest_addr) {
+		const struct gm_addr *da = h->dest_addr;
+		if (h->dest_addrlen != sizeof(*da))
+			return -FI_ENODATA;
+		fi->dest_addr = dup_addr(da->mac, da->port);
+	} else {
+		return 0;
+	}
+	if (!fi->dest_addr)
+		return -FI_ENOMEM;
+	fi->dest_addrlen = sizeof(struct gm_addr);
+	return 0;
+}
+
 int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
 	       const struct fi_info *hints, struct fi_info **info)
 {
 	char names[32][IF_NAMESIZE];
+	uint8_t macs[32][6];
 	struct fi_info *head = NULL, **tail = &head;
-	int n;
+	struct gm_node nd, *ndp = NULL;
+	bool source = (flags & FI_SOURCE) || !node;
+	uint16_t port;
+	int n, ret = 0;
 
 	*info = NULL;
 	if (FI_VERSION_LT(version, FI_VERSION(1, 5)))
 		return -FI_ENODATA;
-	n = list_ifaces(names, 32);
+	if (gm_addr_service(service, &port)) {
+		GM_INFO(FI_LOG_CORE, "service '%s' is not a port number\n", service);
+		return -FI_ENODATA;
+	}
+	n = list_ifaces(names, macs, 32);
 	if (!n) {
 		GM_INFO(FI_LOG_CORE, "no usable Ethernet interface%s%s\n",
 			gm_params.iface ? " among FI_GAMMA_IFACE=" : "",
 			gm_params.iface ? gm_params.iface : "");
 		return -FI_ENODATA;
 	}
-	for (int i = 0; i < n; i++) {
+	if (node) {
+		if (gm_node_resolve(node, flags, &nd)) {
+			GM_INFO(FI_LOG_CORE, "cannot resolve node '%s'\n", node);
+			return -FI_ENODATA;
+		}
+		ndp = &nd;
+	}
+	for (int i = 0; i < n && !ret; i++) {
 		struct fi_info *fi = info_template(names[i]);
 		if (!fi) {
-			fi_freeinfo(head);
-			return -FI_ENOMEM;
+			ret = -FI_ENOMEM;
+			break;
 		}
-		if (!apply_hints(fi, hints)) {
+		int r = apply_hints(fi, hints) ? 0 : -FI_ENODATA;
+		if (!r)
+			r = set_addrs(fi, ndp, source, service, port, names[i], macs[i], hints);
+		if (r) {
 			fi_freeinfo(fi);
+			if (r == -FI_ENOMEM)
+				ret = r;
 			continue;
 		}
 		*tail = fi;
 		tail = &fi->next;
 	}
-	if (!head)
-		return -FI_ENODATA;
+	if (ndp)
+		gm_node_free(ndp);
+	if (!ret && !head) {
+		if (node)
+			GM_INFO(FI_LOG_CORE, "node '%s' is on none of our interfaces\n", node);
+		ret = -FI_ENODATA;
+	}
+	if (ret) {
+		fi_freeinfo(head);
+		return ret;
+	}
 	*info = head;
 	return 0;
 }

@@ -78,7 +78,7 @@ static void tx_report(struct gm_tx *tx)
 		gm_cntr_inc_err(ep->send_cntr);
 		return;
 	}
-	if (ep->tx_cq && !(tx->flags & FI_INJECT) && want_completion(ep->tx_selective, tx->flags))
+	if (ep->tx_cq && !(tx->flags & GM_TX_SILENT) && want_completion(ep->tx_selective, tx->flags))
 		gm_cq_write(ep->tx_cq, tx->context, cflags, 0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
 	gm_cntr_inc(ep->send_cntr);
 }

@@ -302,6 +302,11 @@ int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, const str
 	return 0;
 }
 
+void gm_port_drain(struct gm_port *port)
+{
+	gm_rel_port_drain(port, now_us());
+}
+
 void gm_port_close(struct gm_port *port)
 {
 	struct gm_net *net = gm_rel_link_ctx(gm_rel_port_rel(port));

@@ -155,6 +155,11 @@ int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, const str
  * after the port's address was published (btl gamma's job secret).
  */
 int gm_port_set_auth(struct gm_port *port, const struct gm_auth *auth);
+/*
+ * Send the acks the port owes (delayed ones included) and what is queued,
+ * now: call before closing, while the port's callbacks may still run.
+ */
+void gm_port_drain(struct gm_port *port);
 void gm_port_close(struct gm_port *port);
 uint16_t gm_port_num(const struct gm_port *port);
 /* The key its frames carry: the 4-byte key, the secret's id (gm_mac.h), or 0. */

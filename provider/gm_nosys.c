@@ -25,12 +25,6 @@ int gm_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info, struct fid
 	return -FI_ENOSYS;
 }
 
-int gm_no_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
-		  void *context)
-{
-	return -FI_ENOSYS;
-}
-
 int gm_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		    struct fid_wait **waitset)
 {
@@ -39,12 +33,6 @@ int gm_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 
 int gm_no_scalable_ep(struct fid_domain *domain, struct fi_info *info, struct fid_ep **sep,
 		      void *context)
-{
-	return -FI_ENOSYS;
-}
-
-int gm_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
-		    struct fid_poll **pollset)
 {
 	return -FI_ENOSYS;
 }

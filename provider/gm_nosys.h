@@ -19,14 +19,10 @@ int gm_no_control(struct fid *fid, int command, void *arg);
 int gm_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops, void *context);
 int gm_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info, struct fid_pep **pep,
 		     void *context);
-int gm_no_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
-		  void *context);
 int gm_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		    struct fid_wait **waitset);
 int gm_no_scalable_ep(struct fid_domain *domain, struct fi_info *info, struct fid_ep **sep,
 		      void *context);
-int gm_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
-		    struct fid_poll **pollset);
 int gm_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr, struct fid_stx **stx,
 		  void *context);
 int gm_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr, struct fid_ep **rx_ep,

@@ -411,6 +411,14 @@ static void ack_list_remove(struct gm_rel *rel, struct gm_peer *pr)
 	pr->ack_listed = false;
 }
 
+void gm_rel_port_drain(struct gm_port *port, uint64_t now)
+{
+	for (struct gm_peer *pr = port->peers; pr; pr = pr->pnext)
+		if (pr->ack_listed && pr->unacked)
+			pr->ack_now = true;
+	gm_rel_flush(port->rel, now);
+}
+
 void gm_rel_port_close(struct gm_port *port)
 {
 	struct gm_rel *rel = port->rel;

@@ -75,6 +75,13 @@ void gm_rel_destroy(struct gm_rel *rel);
 int gm_rel_port_open(struct gm_rel *rel, uint16_t num, enum gm_class cls,
                      const struct gm_auth *auth, uint32_t session, uint64_t nonce0,
                      const struct gm_port_ops *ops, void *ctx, struct gm_port **out);
+/*
+ * Before a port closes: send every ack it owes now, delayed or not, and
+ * whatever the queue holds, so that peers see their last frames delivered
+ * (FI_DELIVERY_COMPLETE) instead of retransmitting into silence.  Runs due
+ * timers, hence may call the port's callbacks.
+ */
+void gm_rel_port_drain(struct gm_port *port, uint64_t now_us);
 /* Drops every peer and queued frame of the port, without callbacks. */
 void gm_rel_port_close(struct gm_port *port);
 struct gm_rel *gm_rel_port_rel(const struct gm_port *port);

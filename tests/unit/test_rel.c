@@ -496,6 +496,35 @@ Test(rel, dead_link_fails_peer_and_every_outstanding_frame)
 	sim_free(&s);
 }
 
+/*
+ * A port closing right after a delivery still owes the (delayed) ack for
+ * it: gm_rel_port_drain sends it, so the sender's frame is acknowledged
+ * instead of retransmitted into silence until the peer timeout.
+ */
+Test(rel, port_drain_sends_the_delayed_ack_before_close)
+{
+	struct sim s = {.rng = 7};
+	struct node a, b;
+	struct gm_peer *pa;
+
+	node_init(&s, &a, 0, 1000, 4);
+	node_init(&s, &b, 1, 2000, 4);
+	pa = peer_to(&a, &b);
+	cr_assert(try_send(&a, pa));
+	while (!b.delivered)
+		step(&s);
+	for (int i = 0; i < 3; i++) /* 30 us: well inside the ack delay */
+		step(&s);
+	cr_assert_eq(gm_rel_peer_in_flight(pa), 1, "the ack was not delayed: nothing to test");
+	gm_rel_port_drain(b.port, s.now);
+	gm_rel_port_close(b.port);
+	for (int i = 0; i < 3; i++)
+		step(&s);
+	cr_assert_eq(gm_rel_peer_in_flight(pa), 0, "the closing port's ack never arrived");
+	cr_assert_eq(a.acked[0], 1);
+	sim_free(&s);
+}
+
 Test(rel, peer_restart_fails_old_state_and_starts_fresh)
 {
 	struct sim s = {.rng = 7, .fault = {.drop = 30, .reorder = 100}};
