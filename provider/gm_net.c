@@ -123,7 +123,10 @@ void gm_net_close(struct gm_net *net)
 {
 	if (!net)
 		return;
-	/* Last chance for queued frames (acks, final data) to leave. */
+	/* Last chance for owed acks (delayed ones too) and queued frames to
+	   leave, while the ports that owe them still exist. */
+	for (unsigned i = 0; i < net->nports; i++)
+		gm_port_drain(net->ports[i].port);
 	gm_rel_flush(net->rel, now_us());
 	if (gm_params.stats)
 		print_stats(net);
