@@ -55,6 +55,8 @@ static bool iface_listed(const char *list, const char *name)
 	return false;
 }
 
+#define GM_MAX_IFACES 4096
+
 /* Usable interfaces: up, Ethernet, not loopback, in FI_GAMMA_IFACE if set. */
 static int list_ifaces(char names[][IF_NAMESIZE], uint8_t macs[][6], int max)
 {
@@ -300,11 +302,10 @@ static int set_addrs(struct fi_info *fi, const struct gm_node *node, bool source
 	return 0;
 }
 
-int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
-	       const struct fi_info *hints, struct fi_info **info)
+static int getinfo_on(char (*names)[IF_NAMESIZE], uint8_t (*macs)[6], uint32_t version,
+		      const char *node, const char *service, uint64_t flags,
+		      const struct fi_info *hints, struct fi_info **info)
 {
-	char names[32][IF_NAMESIZE];
-	uint8_t macs[32][6];
 	struct fi_info *head = NULL, **tail = &head;
 	struct gm_node nd, *ndp = NULL;
 	bool source = (flags & FI_SOURCE) || !node;
@@ -318,7 +319,7 @@ int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t
 		GM_INFO(FI_LOG_CORE, "service '%s' is not a port number\n", service);
 		return -FI_ENODATA;
 	}
-	n = list_ifaces(names, macs, 32);
+	n = list_ifaces(names, macs, GM_MAX_IFACES);
 	if (!n) {
 		GM_INFO(FI_LOG_CORE, "no usable Ethernet interface%s%s\n",
 			gm_params.iface ? " among FI_GAMMA_IFACE=" : "",
@@ -363,4 +364,20 @@ int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t
 	}
 	*info = head;
 	return 0;
+}
+
+int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+	       const struct fi_info *hints, struct fi_info **info)
+{
+	/* A host whose bridge serves many namespaces may list hundreds. */
+	char(*names)[IF_NAMESIZE] = calloc(GM_MAX_IFACES, sizeof(*names));
+	uint8_t(*macs)[6] = calloc(GM_MAX_IFACES, sizeof(*macs));
+	int ret = -FI_ENOMEM;
+
+	*info = NULL;
+	if (names && macs)
+		ret = getinfo_on(names, macs, version, node, service, flags, hints, info);
+	free(names);
+	free(macs);
+	return ret;
 }
