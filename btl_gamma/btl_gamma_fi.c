@@ -68,8 +68,9 @@ static struct fi_info *make_hints(const char *prov, const char *domain)
 	}
 	memcpy(hints->domain_attr->auth_key, &key, sizeof(key));
 	hints->domain_attr->auth_key_size = sizeof(key);
-	/* Tagged and directed: only for the per-peer failure watch. */
-	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV;
+	/* Tagged and directed: only for the per-peer failure watch.  FI_SOURCE:
+	 * every receive completion says who sent it. */
+	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE;
 	/* We keep a struct fi_context at the start of every operation context. */
 	hints->mode = FI_CONTEXT;
 	hints->ep_attr->type = FI_EP_RDM;
@@ -178,7 +179,7 @@ int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
 		open_failed(m, "fi_av_open", rc);
 		goto fail;
 	}
-	cq_attr.format = FI_CQ_FORMAT_MSG;
+	cq_attr.format = FI_CQ_FORMAT_TAGGED;
 	cq_attr.wait_obj = FI_WAIT_NONE;
 	rc = fi_cq_open(m->domain, &cq_attr, &m->cq, NULL);
 	if (rc) {
@@ -356,12 +357,13 @@ static void handle_error(mca_btl_gamma_module_t *m)
 
 int gamma_fi_progress(mca_btl_gamma_module_t *m)
 {
-	struct fi_cq_msg_entry ent[GAMMA_CQ_BATCH];
+	struct fi_cq_tagged_entry ent[GAMMA_CQ_BATCH];
+	fi_addr_t src[GAMMA_CQ_BATCH];
 	int events = 0;
 	ssize_t n;
 
 	for (int round = 0; round < 4; round++) {
-		n = fi_cq_read(m->cq, ent, GAMMA_CQ_BATCH);
+		n = fi_cq_readfrom(m->cq, ent, GAMMA_CQ_BATCH, src);
 		if (n == -FI_EAVAIL) {
 			handle_error(m);
 			events++;
@@ -387,6 +389,19 @@ int gamma_fi_progress(mca_btl_gamma_module_t *m)
 				rx->posted = false;
 				if (!m->enabled)
 					continue; /* finalizing: the PML is gone */
+				/*
+				 * The PML trusts what it is handed (pointers among
+				 * them): only messages from peers, i.e. from the
+				 * address vector, which holds the modex's addresses
+				 * and nothing else.
+				 */
+				if (src[i] == FI_ADDR_NOTAVAIL) {
+					GAMMA_VERBOSE(10, "btl gamma: %s: dropped a message from a "
+							  "source outside the job",
+						      m->ifname);
+					gamma_fi_post_recv(m, rx);
+					continue;
+				}
 				rx->busy = true;
 				gamma_recv_deliver(m, rx, ent[i].len);
 				rx->busy = false;

@@ -42,6 +42,8 @@ struct gm_params {
 	int rx_ring_kb;
 	size_t rndv_threshold;
 	bool stats;
+	size_t ux_max, ux_peer_max, ux_unknown_max; /* unexpected-message caps, bytes */
+	int ux_unknown_hold_ms; /* how long a message from outside the AV waits for it */
 };
 extern struct gm_params gm_params;
 
@@ -78,6 +80,18 @@ struct gm_domain {
 	pthread_t thread;         /* progresses the domain while the application does not */
 	uint64_t app_progress_ms; /* when the application last drove progress */
 	bool stop;
+	/*
+	 * Wakeups (gm_domain_signal): a completion may be written by another
+	 * thread (the progress thread) while the application sleeps, after
+	 * that thread took the frame the sleeper polled for.  So writing one
+	 * signals wake_fd whenever someone may sleep: a thread blocked in
+	 * gm_domain_wait (waiters) or an FD waiter fi_trywait let go
+	 * (fd_armed, fd_pending until its next fi_trywait).  wait_fd, what
+	 * FI_GETWAIT hands out, polls readable on frames or on wake_fd.
+	 */
+	int wake_fd, wait_fd;
+	unsigned waiters;
+	bool signaled, fd_armed, fd_pending;
 };
 
 struct gm_av {
@@ -116,6 +130,7 @@ struct gm_cntr {
 	struct fid_cntr fid;
 	struct gm_domain *dom;
 	uint64_t value, err;
+	uint64_t value_seen, err_seen; /* at the last read: fi_trywait reports changes */
 	int refs;
 };
 
@@ -132,6 +147,7 @@ struct gm_conn {
 	struct gm_ux *rx_cur;    /* medium message being reassembled, if unexpected */
 	struct gm_rx *rx_cur_rx; /* ... or the posted receive it lands in */
 	uint32_t rx_cur_id;
+	size_t ux_bytes; /* held in unexpected messages from this peer (FI_GAMMA_UX_PEER_MAX) */
 };
 
 enum gm_tx_state { GM_TX_QUEUED, GM_TX_WAIT_CTS, GM_TX_PULLED, GM_TX_SENT };
@@ -199,6 +215,19 @@ struct gm_ux {
 	void *claim_ctx; /* FI_CLAIM: reserved for the receive with this context */
 	bool claimed;
 	struct gm_rx *bound; /* matched while still being reassembled */
+	size_t cap;          /* bytes allocated at buf: grows as fragments arrive */
+	size_t charged;      /* bytes counted against the caps */
+	uint64_t held_ms;    /* from a source not in the AV: when it arrived */
+};
+
+/* Upper-half counters, printed per endpoint by FI_GAMMA_STATS. */
+struct gm_msg_stats {
+	uint64_t unknown_held;     /* messages from sources not in the AV, held */
+	uint64_t unknown_released; /* ... whose source then appeared in the AV */
+	uint64_t unknown_dropped;  /* ... dropped: never appeared, or FI_GAMMA_UX_UNKNOWN_MAX */
+	uint64_t ux_dropped;       /* from known peers, dropped: FI_GAMMA_UX_MAX / _PEER_MAX */
+	size_t ux_peak, unknown_peak; /* most bytes held at once */
+	uint64_t sends_lost; /* sends completed when buffered whose data the peer never got */
 };
 
 struct gm_ep {
@@ -224,6 +253,10 @@ struct gm_ep {
 	struct gm_list unexpected[2];
 	struct gm_list rndv_rx;       /* receives pulling a rendezvous message */
 	size_t ux_unresolved;         /* unexpected messages whose sender is not in the AV */
+	size_t ux_bytes, unknown_bytes; /* held in unexpected messages (caps: gm_params) */
+	size_t av_seen;                 /* AV entries when held messages were last resolved */
+	uint64_t held_expiry_ms;        /* the oldest held message's deadline */
+	struct gm_msg_stats st;
 	uint32_t next_recv_id;
 };
 
@@ -232,6 +265,9 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 		   void *context);
 void gm_domain_progress(struct gm_domain *dom);
 int gm_domain_wait(struct gm_domain *dom, int timeout_ms);
+void gm_domain_signal(struct gm_domain *dom);
+/* fi_trywait for one object of dom: 0 if nothing is pending and dom's waiter is armed. */
+int gm_domain_trywait(struct gm_domain *dom, bool pending);
 /* gm_av.c */
 int gm_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
 	       void *context);
@@ -244,11 +280,13 @@ void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, vo
 		 uint64_t data, uint64_t tag, fi_addr_t src);
 void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
 		     uint64_t data, uint64_t tag, size_t olen, int err);
+int gm_cq_trywait(struct gm_cq *cq);
 /* gm_cntr.c */
 int gm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **cntr,
 		 void *context);
 void gm_cntr_inc(struct gm_cntr *cntr);
 void gm_cntr_inc_err(struct gm_cntr *cntr);
+int gm_cntr_trywait(struct gm_cntr *cntr);
 /* gm_mr.c */
 int gm_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,
 	      uint64_t requested_key, uint64_t flags, struct fid_mr **mr, void *context);

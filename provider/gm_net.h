@@ -119,7 +119,7 @@ int gm_net_timeout_ms(const struct gm_net *net);
  * (-1: forever) until progress may do something.
  */
 struct gm_net_waitset {
-	struct pollfd pfd[3];
+	struct pollfd pfd[4]; /* the caller may add one */
 	nfds_t nfds;
 	bool bounded;
 	struct timespec ts;
