@@ -89,8 +89,9 @@ static void gm_params_define(void)
 	fi_param_define(&gm_prov, "rto", FI_PARAM_INT,
 			"Retransmission timeout floor in microseconds; above it the timeout follows the measured round trip (default: 2000)");
 	fi_param_define(&gm_prov, "peer_timeout", FI_PARAM_INT,
-			"Milliseconds without an ack before a peer is declared dead and its "
-			"operations complete with FI_EIO (default: 10000)");
+			"Milliseconds without an ack, or of silence while an operation waits on "
+			"the peer (it is probed meanwhile), before a peer is declared dead and "
+			"its operations complete with FI_EIO (default: 10000)");
 	fi_param_define(&gm_prov, "rx_ring", FI_PARAM_INT,
 			"Receive ring size in KiB (default: 8192)");
 	fi_param_define(&gm_prov, "rndv_threshold", FI_PARAM_SIZE_T,
