@@ -43,8 +43,19 @@ struct gm_params {
 	size_t rndv_threshold;
 	bool stats;
 	size_t ux_max, ux_peer_max, ux_unknown_max; /* unexpected-message caps, bytes */
-	int ux_unknown_hold_ms; /* how long a message from outside the AV waits for it */
+	int ux_unknown;         /* enum gm_unknown_policy: FI_GAMMA_UX_UNKNOWN */
+	int ux_unknown_hold_ms; /* how long a held message waits for its source */
 };
+
+/*
+ * A message from a source outside the AV is either held until the AV has
+ * its source (it then matches no receive: its src is GM_ADDR_HELD) or
+ * delivered with FI_ADDR_NOTAVAIL, as fi_cq(3) has it.  auto: held when
+ * the endpoint has an auth_key (a job that isolates itself), delivered
+ * otherwise (Open MPI's mtl/ofi inserts peers only when it first sends).
+ */
+enum gm_unknown_policy { GM_UNKNOWN_AUTO, GM_UNKNOWN_HOLD, GM_UNKNOWN_DELIVER };
+#define GM_ADDR_HELD ((fi_addr_t)-2)
 extern struct gm_params gm_params;
 
 /* Limits advertised in fi_info. */
@@ -131,6 +142,7 @@ struct gm_cntr {
 	struct gm_domain *dom;
 	uint64_t value, err;
 	uint64_t value_seen, err_seen; /* at the last read: fi_trywait reports changes */
+	enum fi_wait_obj wait_obj;
 	int refs;
 };
 
@@ -217,13 +229,13 @@ struct gm_ux {
 	struct gm_rx *bound; /* matched while still being reassembled */
 	size_t cap;          /* bytes allocated at buf: grows as fragments arrive */
 	size_t charged;      /* bytes counted against the caps */
-	uint64_t held_ms;    /* from a source not in the AV: when it arrived */
+	uint64_t held_ms;    /* held (src GM_ADDR_HELD): when it arrived */
 };
 
 /* Upper-half counters, printed per endpoint by FI_GAMMA_STATS. */
 struct gm_msg_stats {
 	uint64_t unknown_held;     /* messages from sources not in the AV, held */
-	uint64_t unknown_released; /* ... whose source then appeared in the AV */
+	uint64_t unknown_released; /* ... (held or not) whose source then appeared in the AV */
 	uint64_t unknown_dropped;  /* ... dropped: never appeared, or FI_GAMMA_UX_UNKNOWN_MAX */
 	uint64_t ux_dropped;       /* from known peers, dropped: FI_GAMMA_UX_MAX / _PEER_MAX */
 	size_t ux_peak, unknown_peak; /* most bytes held at once */
@@ -252,7 +264,7 @@ struct gm_ep {
 	struct gm_list posted[2];     /* [0] untagged, [1] tagged receives */
 	struct gm_list unexpected[2];
 	struct gm_list rndv_rx;       /* receives pulling a rendezvous message */
-	size_t ux_unresolved;         /* unexpected messages whose sender is not in the AV */
+	size_t ux_unresolved;         /* unexpected messages from outside the AV, held or not */
 	size_t ux_bytes, unknown_bytes; /* held in unexpected messages (caps: gm_params) */
 	size_t av_seen;                 /* AV entries when held messages were last resolved */
 	uint64_t held_expiry_ms;        /* the oldest held message's deadline */

@@ -27,6 +27,8 @@ int gm_cntr_trywait(struct gm_cntr *c)
 {
 	int ret;
 
+	if (c->wait_obj == FI_WAIT_NONE)
+		return -FI_EINVAL;
 	pthread_mutex_lock(&c->dom->lock);
 	gm_domain_progress(c->dom);
 	ret = gm_domain_trywait(c->dom, c->value != c->value_seen || c->err != c->err_seen);
@@ -157,10 +159,12 @@ static int gm_cntr_control(struct fid *fid, int command, void *arg)
 
 	switch (command) {
 	case FI_GETWAIT:
+		if (c->wait_obj != FI_WAIT_FD)
+			return -FI_ENODATA;
 		*(int *)arg = c->dom->wait_fd;
 		return 0;
 	case FI_GETWAITOBJ:
-		*(enum fi_wait_obj *)arg = FI_WAIT_FD;
+		*(enum fi_wait_obj *)arg = c->wait_obj;
 		return 0;
 	default:
 		return -FI_ENOSYS;
@@ -205,6 +209,7 @@ int gm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fi
 	if (!c)
 		return -FI_ENOMEM;
 	c->dom = dom;
+	c->wait_obj = attr && attr->wait_obj == FI_WAIT_NONE ? FI_WAIT_NONE : FI_WAIT_FD;
 	c->fid.fid.fclass = FI_CLASS_CNTR;
 	c->fid.fid.context = context;
 	c->fid.fid.ops = &gm_cntr_fi_ops;

@@ -48,6 +48,11 @@ static void gm_params_define_ux(void)
 			"Bytes an endpoint holds of messages from sources not (yet) in its address "
 			"vector, which are never delivered until the source is inserted (default: "
 			"1048576)");
+	fi_param_define(&gm_prov, "ux_unknown", FI_PARAM_STRING,
+	                "Messages from sources not in the address vector: hold (delivered only "
+	                "once the source is inserted), deliver (with FI_ADDR_NOTAVAIL, as "
+	                "fi_cq(3) has it), or auto: hold when the endpoint has an auth_key "
+	                "(default: auto)");
 	fi_param_define(&gm_prov, "ux_unknown_hold", FI_PARAM_INT,
 			"Milliseconds a message from a source not in the address vector waits for "
 			"the source to be inserted before it is dropped (default: 10000)");
@@ -55,6 +60,7 @@ static void gm_params_define_ux(void)
 
 static void gm_params_read_ux(void)
 {
+	char *s = NULL;
 	size_t z;
 	int v;
 
@@ -66,6 +72,17 @@ static void gm_params_read_ux(void)
 		gm_params.ux_unknown_max = z;
 	if (!fi_param_get_int(&gm_prov, "ux_unknown_hold", &v) && v >= 0)
 		gm_params.ux_unknown_hold_ms = v;
+	if (!fi_param_get_str(&gm_prov, "ux_unknown", &s) && s) {
+		if (!strcasecmp(s, "hold"))
+			gm_params.ux_unknown = GM_UNKNOWN_HOLD;
+		else if (!strcasecmp(s, "deliver"))
+			gm_params.ux_unknown = GM_UNKNOWN_DELIVER;
+		else if (strcasecmp(s, "auto"))
+			GM_WARN(FI_LOG_CORE,
+			        "FI_GAMMA_UX_UNKNOWN=%s: expected hold, deliver or auto; "
+			        "using auto\n",
+			        s);
+	}
 }
 
 static void gm_params_define(void)

@@ -72,6 +72,28 @@ static fi_addr_t conn_src(struct gm_conn *conn)
 	return conn->fi_addr;
 }
 
+/* FI_GAMMA_UX_UNKNOWN (see gm.h): whether messages from outside the AV are held. */
+static bool hold_unknown(const struct gm_ep *ep)
+{
+	if (gm_params.ux_unknown != GM_UNKNOWN_AUTO)
+		return gm_params.ux_unknown == GM_UNKNOWN_HOLD;
+	return gm_port_key(ep->port) != 0;
+}
+
+/* The source a new message from conn matches by: GM_ADDR_HELD if held. */
+static fi_addr_t msg_src(struct gm_conn *conn)
+{
+	fi_addr_t src = conn_src(conn);
+
+	return src == FI_ADDR_NOTAVAIL && hold_unknown(conn->ep) ? GM_ADDR_HELD : src;
+}
+
+/* From a source not (yet) in the AV: held, or delivered with FI_ADDR_NOTAVAIL. */
+static bool ux_unknown(const struct gm_ux *ux)
+{
+	return ux->src == FI_ADDR_NOTAVAIL || ux->src == GM_ADDR_HELD;
+}
+
 /* ---- send side ---- */
 
 static void tx_report(struct gm_tx *tx)
@@ -454,7 +476,7 @@ static bool ux_charge(struct gm_ux *ux, size_t n)
 	struct gm_conn *conn = ux->conn;
 	struct gm_ep *ep = conn->ep;
 
-	if (ux->src == FI_ADDR_NOTAVAIL) {
+	if (ux_unknown(ux)) {
 		if (ep->unknown_bytes + n > gm_params.ux_unknown_max)
 			return false;
 		ep->unknown_bytes += n;
@@ -475,7 +497,7 @@ static bool ux_charge(struct gm_ux *ux, size_t n)
 
 static void ux_uncharge(struct gm_ux *ux, size_t n)
 {
-	if (ux->src == FI_ADDR_NOTAVAIL) {
+	if (ux_unknown(ux)) {
 		ux->conn->ep->unknown_bytes -= n;
 	} else {
 		ux->conn->ep->ux_bytes -= n;
@@ -508,7 +530,7 @@ static bool ux_reserve(struct gm_ux *ux, uint64_t len)
 
 static void ux_free(struct gm_ux *ux)
 {
-	if (ux->src == FI_ADDR_NOTAVAIL)
+	if (ux_unknown(ux))
 		ux->conn->ep->ux_unresolved--;
 	ux_uncharge(ux, ux->charged);
 	free(ux->buf);
@@ -520,7 +542,7 @@ static void ux_drop(struct gm_ux *ux)
 {
 	struct gm_ep *ep = ux->conn->ep;
 
-	if (ux->src == FI_ADDR_NOTAVAIL) {
+	if (ux_unknown(ux)) {
 		ep->st.unknown_dropped++;
 	} else {
 		ep->st.ux_dropped++;
@@ -593,17 +615,20 @@ static void ux_release(struct gm_ep *ep, struct gm_ux *ux, fi_addr_t src)
 	if (ep->ux_bytes > ep->st.ux_peak)
 		ep->st.ux_peak = ep->ux_bytes;
 	ep->st.unknown_released++;
+	if (ux->bound || ux->claimed)
+		return; /* not held: a receive has it already */
 	rx = gm_match_posted(&ep->posted[q], src, q ? ux->tag : 0);
 	if (rx && (rx = rx_take(rx, ux->msg_len)))
 		ux_deliver(ux, rx);
 }
 
 /*
- * A message from a source not in the AV is delivered to nobody (any
+ * A held message from a source not in the AV is delivered to nobody (any
  * station on the segment can send one).  But a peer may start sending
  * before we insert it (peers start at different speeds), so such messages
- * are held, unmatchable, in arrival order: released once the AV has their
- * source, dropped after FI_GAMMA_UX_UNKNOWN_HOLD ms.
+ * wait, unmatchable, in arrival order: released once the AV has their
+ * source, dropped after FI_GAMMA_UX_UNKNOWN_HOLD ms.  Unheld ones (policy
+ * deliver) only learn their source, so that directed receives match them.
  */
 static void ux_resolve_sources(struct gm_ep *ep)
 {
@@ -617,10 +642,12 @@ static void ux_resolve_sources(struct gm_ep *ep)
 			struct gm_ux *ux = gm_list_entry(pos, struct gm_ux, entry);
 			fi_addr_t src;
 
-			if (ux->src != FI_ADDR_NOTAVAIL)
+			if (!ux_unknown(ux))
 				continue;
 			if ((src = conn_src(ux->conn)) != FI_ADDR_NOTAVAIL) {
 				ux_release(ep, ux, src);
+			} else if (ux->src != GM_ADDR_HELD) {
+				continue;
 			} else if (now - ux->held_ms >= hold) {
 				gm_list_del(&ux->entry);
 				ux_drop(ux);
@@ -783,11 +810,12 @@ static struct gm_ux *ux_new(struct gm_conn *conn, const struct gm_msg_hdr *m, bo
 	if (!ux)
 		return NULL;
 	ux->conn = conn;
-	ux->src = conn_src(conn);
-	if (ux->src == FI_ADDR_NOTAVAIL) {
+	ux->src = msg_src(conn);
+	if (ux_unknown(ux))
+		ep->ux_unresolved++;
+	if (ux->src == GM_ADDR_HELD) {
 		ux->held_ms = now_ms();
-		if (!ep->ux_unresolved++ || ux->held_ms + gm_params.ux_unknown_hold_ms <
-						   ep->held_expiry_ms)
+		if (ux->held_ms + gm_params.ux_unknown_hold_ms < ep->held_expiry_ms)
 			ep->held_expiry_ms = ux->held_ms + gm_params.ux_unknown_hold_ms;
 		ep->st.unknown_held++;
 	}
@@ -809,7 +837,7 @@ static struct gm_rx *match_posted(struct gm_ep *ep, struct gm_conn *conn,
 				  const struct gm_msg_hdr *m)
 {
 	int q = (m->mflags & GM_M_TAGGED) ? 1 : 0;
-	struct gm_rx *rx = gm_match_posted(&ep->posted[q], conn_src(conn), q ? m->tag : 0);
+	struct gm_rx *rx = gm_match_posted(&ep->posted[q], msg_src(conn), q ? m->tag : 0);
 
 	return rx ? rx_take(rx, m->msg_len) : NULL;
 }

@@ -137,6 +137,7 @@ int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, uint32_t 
 		 const struct gm_port_ops *ops, void *ctx, struct gm_port **out);
 void gm_port_close(struct gm_port *port);
 uint16_t gm_port_num(const struct gm_port *port);
+uint32_t gm_port_key(const struct gm_port *port);
 
 struct gm_peer *gm_peer_get(struct gm_port *port, const struct gm_addr *remote);
 const struct gm_addr *gm_peer_addr(const struct gm_peer *peer);

@@ -305,6 +305,11 @@ uint16_t gm_port_num(const struct gm_port *port)
 	return port->num;
 }
 
+uint32_t gm_port_key(const struct gm_port *port)
+{
+	return port->key;
+}
+
 static void peer_drop_buffers(struct gm_rel *rel, struct gm_peer *pr)
 {
 	unsigned w = rel->ring;

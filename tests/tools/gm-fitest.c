@@ -530,6 +530,13 @@ static void test_wait_races(void)
 	CHK(fi_tsend(B.ep, s, sizeof(s), NULL, B.peer, 20, &sc));
 	if (fi_trywait(B.fabric, fids, 1) != -FI_EAGAIN)
 		die("fi_trywait said safe to block with a completion queued");
+	/* ... and the send counter moved since it was last read. */
+	struct fid *cfids[1] = {&B.scntr->fid};
+	if (fi_trywait(B.fabric, cfids, 1) != -FI_EAGAIN)
+		die("fi_trywait said safe to block on a counter that moved");
+	fi_cntr_read(B.scntr);
+	if (fi_trywait(B.fabric, cfids, 1) != 0)
+		die("fi_trywait on a counter read since it last moved did not let us block");
 	expect_ok(&B, &A, &sc, "send before trywait");
 	expect_ok(&A, &B, &rc, "receive of the send before trywait");
 
