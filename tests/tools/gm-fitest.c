@@ -5,6 +5,8 @@
  *   gm-fitest pair IF_A IF_B [MAX_SIZE]   every message feature, both ways
  *   gm-fitest kill IF_A IF_B              a killed peer yields FI_EIO
  *   gm-fitest idle-kill IF_A IF_B         ... also when nothing was in flight
+ *   gm-fitest ux-cap IF_A IF_B            unexpected messages beyond
+ *                                         FI_GAMMA_UX_PEER_MAX are dropped
  *
  * Every received byte is checked against the pattern the sender wrote.
  */
@@ -736,10 +738,57 @@ static void run_idle_kill(void)
 	side_close(&A);
 }
 
+/*
+ * Run with FI_GAMMA_UX_PEER_MAX=200000: of eight unexpected 60000-byte
+ * (medium) messages from one peer, three fit, five are dropped; the three
+ * arrive intact once received, the five are not there (FI_PEEK).
+ */
+static void run_ux_cap(void)
+{
+	enum { N = 8, LEN = 60000, FIT = 3 };
+	static uint8_t sbuf[N][LEN], rbuf[LEN];
+	struct fi_context sc[N], rc;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+
+	side_open(&A, FI_TC_UNSPEC);
+	side_open(&B, FI_TC_UNSPEC);
+	connect_sides(&A, &B);
+	connect_sides(&B, &A);
+	for (int i = 0; i < N; i++) {
+		fill(sbuf[i], LEN, 100 + i);
+		send_transmit_complete(&A, sbuf[i], LEN, 100 + i, &sc[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		struct fi_msg_tagged m = {.addr = FI_ADDR_UNSPEC, .tag = 100 + i, .context = &rc};
+		int r;
+
+		CHK(fi_trecvmsg(B.ep, &m, FI_PEEK | FI_COMPLETION));
+		r = wait_comp(&B, &A, &e, &err, 30);
+		if (i < FIT && r)
+			die("unexpected message %d (within the cap) is gone: %d", i, r);
+		if (i >= FIT && r != -FI_ENOMSG)
+			die("unexpected message %d (beyond the cap) is held: %d", i, r);
+		if (r)
+			continue;
+		memset(rbuf, 0, LEN);
+		CHK(fi_trecv(B.ep, rbuf, LEN, NULL, FI_ADDR_UNSPEC, 100 + i, 0, &rc));
+		expect_ok(&B, &A, &rc, "receive of a held unexpected message");
+		if (first_bad(rbuf, LEN, 100 + i) != LEN)
+			die("unexpected message %d corrupt", i);
+	}
+	printf("ok: FI_GAMMA_UX_PEER_MAX: %d of %d unexpected %d-byte messages held and intact, "
+	       "the rest dropped\n",
+	       FIT, N, LEN);
+	side_close(&A);
+	side_close(&B);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s pair|kill|idle-kill IF_A IF_B [MAX_SIZE]\n", argv[0]);
+		fprintf(stderr, "usage: %s pair|kill|idle-kill|ux-cap IF_A IF_B [MAX_SIZE]\n",
+			argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -751,6 +800,8 @@ int main(int argc, char **argv)
 		run_kill();
 	else if (!strcmp(argv[1], "idle-kill"))
 		run_idle_kill();
+	else if (!strcmp(argv[1], "ux-cap"))
+		run_ux_cap();
 	else
 		die("unknown mode %s", argv[1]);
 	return failures ? 1 : 0;
