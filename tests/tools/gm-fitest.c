@@ -598,7 +598,12 @@ static void run_pair(size_t max)
 }
 
 /* The child (B) takes one message, then dies; A must get FI_EIO, not hang. */
-static void run_kill(void)
+/*
+ * Fork the peer: the child opens B, the parent A, and each inserts the
+ * other.  Returns the child's pid, 0 in the child; *cmd is the pipe the
+ * child reads the parent's further commands from.
+ */
+static pid_t fork_peer(int *cmd)
 {
 	int up[2], down[2];
 	char addr[64];
@@ -609,13 +614,34 @@ static void run_kill(void)
 		die("pipe");
 	pid = fork();
 	if (pid == 0) {
-		uint8_t r[16];
-		struct fi_context rc;
 		side_open(&B, FI_TC_UNSPEC);
 		CHK(fi_getname(&B.ep->fid, addr, &len));
 		if (write(up[1], addr, len) != (ssize_t)len || read(down[0], addr, 8) != 8)
 			_exit(2);
 		CHK(fi_av_insert(B.av, addr, 1, &B.peer, 0, NULL));
+		*cmd = down[0];
+		return 0;
+	}
+	side_open(&A, FI_TC_UNSPEC);
+	if (read(up[0], addr, sizeof(addr)) <= 0)
+		die("child did not start");
+	CHK(fi_av_insert(A.av, addr, 1, &A.peer, 0, NULL));
+	len = sizeof(addr);
+	CHK(fi_getname(&A.ep->fid, addr, &len));
+	if (write(down[1], addr, 8) != 8)
+		die("pipe write");
+	*cmd = down[1];
+	return pid;
+}
+
+static void run_kill(void)
+{
+	int cmd;
+	pid_t pid = fork_peer(&cmd);
+
+	if (pid == 0) {
+		uint8_t r[16];
+		struct fi_context rc;
 		CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 1, 0, &rc));
 		expect_ok(&B, NULL, &rc, "child recv");
 		/* keep acking briefly so the parent's send completes, then die */
@@ -626,14 +652,6 @@ static void run_kill(void)
 		}
 		raise(SIGKILL);
 	}
-	side_open(&A, FI_TC_UNSPEC);
-	if (read(up[0], addr, sizeof(addr)) <= 0)
-		die("child did not start");
-	CHK(fi_av_insert(A.av, addr, 1, &A.peer, 0, NULL));
-	len = sizeof(addr);
-	CHK(fi_getname(&A.ep->fid, addr, &len));
-	if (write(down[1], addr, 8) != 8)
-		die("pipe write");
 	uint8_t msg[16] = "hello";
 	struct fi_context sc, sc2;
 	CHK(fi_tsend(A.ep, msg, sizeof(msg), NULL, A.peer, 1, &sc));
@@ -670,24 +688,15 @@ static void run_kill(void)
  */
 static void run_idle_kill(void)
 {
-	int up[2], down[2];
-	char addr[64];
-	size_t len = sizeof(addr);
 	uint8_t hello[16] = "hello", seen[16];
 	struct fi_context sc, rc, dc, bc;
-	pid_t pid;
+	int cmd;
+	char x;
+	pid_t pid = fork_peer(&cmd);
 
-	if (pipe(up) || pipe(down))
-		die("pipe");
-	pid = fork();
 	if (pid == 0) {
 		struct fi_cq_tagged_entry e;
 		struct fi_msg_tagged m = {.addr = FI_ADDR_UNSPEC, .tag = 6, .context = &rc};
-		side_open(&B, FI_TC_UNSPEC);
-		CHK(fi_getname(&B.ep->fid, addr, &len));
-		if (write(up[1], addr, len) != (ssize_t)len || read(down[0], addr, 8) != 8)
-			_exit(2);
-		CHK(fi_av_insert(B.av, addr, 1, &B.peer, 0, NULL));
 		/* Wait until A's rendezvous request is here (never matched). */
 		for (double t0 = now_s();;) {
 			int r;
@@ -701,24 +710,16 @@ static void run_idle_kill(void)
 		/* Its ack rides on this message: nothing of A's is in flight after. */
 		CHK(fi_tsend(B.ep, hello, sizeof(hello), NULL, B.peer, 1, &sc));
 		expect_ok(&B, NULL, &sc, "child: seen");
-		if (read(down[0], addr, 1) != 1)
+		if (read(cmd, &x, 1) != 1)
 			_exit(2);
 		raise(SIGKILL);
 	}
-	side_open(&A, FI_TC_UNSPEC);
-	if (read(up[0], addr, sizeof(addr)) <= 0)
-		die("child did not start");
-	CHK(fi_av_insert(A.av, addr, 1, &A.peer, 0, NULL));
-	len = sizeof(addr);
-	CHK(fi_getname(&A.ep->fid, addr, &len));
-	if (write(down[1], addr, 8) != 8)
-		die("pipe write");
 	static uint8_t big[1 << 20];
 	CHK(fi_trecv(A.ep, seen, sizeof(seen), NULL, A.peer, 1, 0, &rc));
 	CHK(fi_trecv(A.ep, NULL, 0, NULL, A.peer, 5, 0, &dc));
 	CHK(fi_tsend(A.ep, big, sizeof(big), NULL, A.peer, 6, &bc));
 	expect_ok(&A, NULL, &rc, "the child saw the rendezvous request");
-	if (write(down[1], "x", 1) != 1)
+	if (write(cmd, "x", 1) != 1)
 		die("pipe write");
 	waitpid(pid, NULL, 0);
 	double t0 = now_s();
