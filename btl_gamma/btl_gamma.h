@@ -108,6 +108,11 @@ typedef struct mca_btl_gamma_module_t {
 	opal_list_t endpoints;
 	mca_btl_base_module_error_cb_fn_t error_cb;
 	bool enabled;
+	/* Every rank of the job in the AV, by vpid (gamma_endpoint_learn_job). */
+	fi_addr_t *job_addr;
+	uint32_t job_size;
+	bool job_known;
+	uint64_t job_retry_ms; /* lookups at most every GAMMA_JOB_RETRY_MS */
 } mca_btl_gamma_module_t;
 
 /*
@@ -225,6 +230,7 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m,
 void gamma_endpoint_watch(mca_btl_gamma_endpoint_t *ep);
 void gamma_endpoint_unwatch(mca_btl_gamma_endpoint_t *ep);
 void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why);
+void gamma_endpoint_learn_job(mca_btl_gamma_module_t *m);
 
 /* btl_gamma_module.c */
 int gamma_modex_send(void);

@@ -260,6 +260,10 @@ void gamma_fi_close(mca_btl_gamma_module_t *m)
 		fi_close(&m->fabric->fid);
 	if (m->info)
 		fi_freeinfo(m->info);
+	free(m->job_addr);
+	m->job_addr = NULL;
+	m->job_size = 0;
+	m->job_known = false;
 	m->ep = NULL;
 	m->cq = NULL;
 	m->av = NULL;
@@ -362,6 +366,9 @@ int gamma_fi_progress(mca_btl_gamma_module_t *m)
 	int events = 0;
 	ssize_t n;
 
+	if (!m->job_known)
+		gamma_endpoint_learn_job(m);
+
 	for (int round = 0; round < 4; round++) {
 		n = fi_cq_readfrom(m->cq, ent, GAMMA_CQ_BATCH, src);
 		if (n == -FI_EAVAIL) {
@@ -391,9 +398,9 @@ int gamma_fi_progress(mca_btl_gamma_module_t *m)
 					continue; /* finalizing: the PML is gone */
 				/*
 				 * The PML trusts what it is handed (pointers among
-				 * them): only messages from peers, i.e. from the
-				 * address vector, which holds the modex's addresses
-				 * and nothing else.
+				 * them): only messages from the job's ranks, i.e. from
+				 * the address vector, which holds the modex's
+				 * addresses and nothing else.
 				 */
 				if (src[i] == FI_ADDR_NOTAVAIL) {
 					GAMMA_VERBOSE(10, "btl gamma: %s: dropped a message from a "
