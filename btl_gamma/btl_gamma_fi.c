@@ -263,7 +263,7 @@ void gamma_fi_close(mca_btl_gamma_module_t *m)
 	free(m->job_addr);
 	m->job_addr = NULL;
 	m->job_size = 0;
-	m->job_known = false;
+	m->job_known = true; /* nothing to learn into a closed AV */
 	m->ep = NULL;
 	m->cq = NULL;
 	m->av = NULL;
