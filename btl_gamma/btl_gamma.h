@@ -127,6 +127,11 @@ typedef struct mca_btl_gamma_module_t {
 	opal_list_t endpoints;
 	mca_btl_base_module_error_cb_fn_t error_cb;
 	bool enabled;
+	/* Every rank of the job in the AV, by vpid (gamma_endpoint_learn_job). */
+	fi_addr_t *job_addr;
+	uint32_t job_size;
+	bool job_known;
+	uint64_t job_retry_ms; /* lookups at most every GAMMA_JOB_RETRY_MS */
 } mca_btl_gamma_module_t;
 
 /*
@@ -247,6 +252,7 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_find(mca_btl_gamma_module_t *m, struct 
 void gamma_endpoint_watch(mca_btl_gamma_endpoint_t *ep);
 void gamma_endpoint_unwatch(mca_btl_gamma_endpoint_t *ep);
 void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why);
+void gamma_endpoint_learn_job(mca_btl_gamma_module_t *m);
 
 /* btl_gamma_secret.c */
 const uint8_t *gamma_secret_local(size_t *len);

@@ -3,7 +3,9 @@
  * and reporting a peer's failure to the PML. */
 #include "btl_gamma.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
@@ -30,6 +32,74 @@ static const struct gamma_modex_addr *pick_addr(const mca_btl_gamma_module_t *m,
 	return &a[(size_t)index % n];
 }
 
+/*
+ * Every rank of the job into the AV as soon as the modex has them: the
+ * provider delivers nothing from outside the AV (an endpoint with a key
+ * holds such messages), and the PML adds a peer only when it first talks
+ * to it, which may be after that peer's first message arrived.  Called from
+ * progress, which runs from MPI_Init's fence on; the optional lookups find
+ * nothing until the fence is through.  A rank without gamma publishes no
+ * address: once any rank's address is there, every one that will be is.
+ * Until then, a try every GAMMA_JOB_RETRY_MS keeps progress cheap.
+ */
+#define GAMMA_JOB_RETRY_MS 10
+
+void gamma_endpoint_learn_job(mca_btl_gamma_module_t *m)
+{
+	opal_process_name_t me = OPAL_PROC_MY_NAME, name = me;
+	uint32_t size = 0, *sizep = &size;
+	bool found = false;
+	struct timespec ts;
+	uint64_t now;
+	char *key;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	if (now < m->job_retry_ms)
+		return;
+	m->job_retry_ms = now + GAMMA_JOB_RETRY_MS;
+
+	if (!m->job_addr) {
+		name.vpid = OPAL_VPID_WILDCARD;
+		OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_JOB_SIZE, &name, &sizep, OPAL_UINT32);
+		if (rc != OPAL_SUCCESS || !size ||
+		    !(m->job_addr = malloc(size * sizeof(fi_addr_t)))) {
+			m->job_known = true; /* no job to learn: ranks come one by one */
+			return;
+		}
+		m->job_size = size;
+		for (uint32_t v = 0; v < size; v++)
+			m->job_addr[v] = FI_ADDR_NOTAVAIL;
+	}
+	key = mca_base_component_to_string(&mca_btl_gamma_component.super.btl_version);
+	if (!key)
+		return;
+	for (uint32_t v = 0; v < m->job_size; v++) {
+		opal_byte_object_t *bo = NULL;
+		const struct gamma_modex_addr *a;
+
+		name.vpid = v;
+		if (v == me.vpid || m->job_addr[v] != FI_ADDR_NOTAVAIL)
+			continue;
+		OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, key, &name, &bo, OPAL_BYTE_OBJECT);
+		if (rc != OPAL_SUCCESS || !bo)
+			continue;
+		found = true;
+		if (bo->size >= (int32_t)sizeof(*a)) {
+			a = pick_addr(m, (const struct gamma_modex_addr *)bo->bytes,
+			              bo->size / sizeof(*a));
+			if (a->addrlen && a->addrlen <= GAMMA_ADDR_MAX &&
+			    fi_av_insert(m->av, a->addr, 1, &m->job_addr[v], 0, NULL) != 1)
+				m->job_addr[v] = FI_ADDR_NOTAVAIL;
+		}
+		free(bo->bytes);
+		free(bo);
+	}
+	free(key);
+	m->job_known = found || m->job_size == 1;
+}
+
 mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struct opal_proc_t *proc)
 {
 	struct gamma_modex_addr *addrs = NULL;
@@ -47,8 +117,12 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struc
 		return NULL;
 	}
 	a = pick_addr(m, addrs, size / sizeof(*addrs));
-	if (a->addrlen == 0 || a->addrlen > GAMMA_ADDR_MAX ||
-	    fi_av_insert(m->av, a->addr, 1, &fi_addr, 0, NULL) != 1) {
+	if (proc->proc_name.jobid == OPAL_PROC_MY_NAME.jobid &&
+	    proc->proc_name.vpid < m->job_size &&
+	    m->job_addr[proc->proc_name.vpid] != FI_ADDR_NOTAVAIL) {
+		fi_addr = m->job_addr[proc->proc_name.vpid]; /* learnt already */
+	} else if (a->addrlen == 0 || a->addrlen > GAMMA_ADDR_MAX ||
+		   fi_av_insert(m->av, a->addr, 1, &fi_addr, 0, NULL) != 1) {
 		gamma_show_help("address vector", m->ifname, OPAL_NAME_PRINT(proc->proc_name),
 				opal_get_proc_hostname(proc));
 		free(addrs);

@@ -44,8 +44,9 @@ static struct fi_info *make_hints(const char *prov, const char *domain)
 	}
 	memcpy(hints->domain_attr->auth_key, key, key_len);
 	hints->domain_attr->auth_key_size = key_len;
-	/* Tagged and directed: only for the per-peer failure watch. */
-	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV;
+	/* Tagged and directed: only for the per-peer failure watch.  FI_SOURCE:
+	 * every receive completion says who sent it. */
+	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE;
 	/* We keep a struct fi_context at the start of every operation context. */
 	hints->mode = FI_CONTEXT;
 	hints->ep_attr->type = FI_EP_RDM;
@@ -144,7 +145,7 @@ int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
 		open_failed(m, "fi_av_open", rc);
 		goto fail;
 	}
-	cq_attr.format = FI_CQ_FORMAT_MSG;
+	cq_attr.format = FI_CQ_FORMAT_TAGGED;
 	cq_attr.wait_obj = FI_WAIT_NONE;
 	rc = fi_cq_open(m->domain, &cq_attr, &m->cq, NULL);
 	if (rc) {
@@ -204,6 +205,10 @@ void gamma_fi_close(mca_btl_gamma_module_t *m)
 		fi_close(&m->fabric->fid);
 	if (m->info)
 		fi_freeinfo(m->info);
+	free(m->job_addr);
+	m->job_addr = NULL;
+	m->job_size = 0;
+	m->job_known = true; /* nothing to learn into a closed AV */
 	m->ep = NULL;
 	m->cq = NULL;
 	m->av = NULL;

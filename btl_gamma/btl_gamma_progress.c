@@ -113,7 +113,7 @@ static void handle_error(mca_btl_gamma_module_t *m)
 }
 
 /* One successful completion. */
-static void dispatch(mca_btl_gamma_module_t *m, const struct fi_cq_msg_entry *ent)
+static void dispatch(mca_btl_gamma_module_t *m, const struct fi_cq_tagged_entry *ent, fi_addr_t src)
 {
 	struct gamma_ctx *ctx = ent->op_context;
 
@@ -135,6 +135,17 @@ static void dispatch(mca_btl_gamma_module_t *m, const struct fi_cq_msg_entry *en
 		rx->posted = false;
 		if (!m->enabled)
 			return; /* finalizing: the PML is gone */
+		/*
+		 * The PML trusts what it is handed (pointers among them): only
+		 * messages from the job's ranks, i.e. from the address vector,
+		 * which holds the modex's addresses and nothing else.
+		 */
+		if (src == FI_ADDR_NOTAVAIL) {
+			GAMMA_VERBOSE(10, "btl gamma: %s: dropped a message from a source outside the job",
+				      m->ifname);
+			gamma_fi_post_recv(m, rx);
+			return;
+		}
 		rx->busy = true;
 		gamma_recv_deliver(m, rx, ent->len);
 		rx->busy = false;
@@ -164,14 +175,17 @@ static void progress_leave(mca_btl_gamma_module_t *m)
 
 int gamma_fi_progress(mca_btl_gamma_module_t *m)
 {
-	struct fi_cq_msg_entry ent[GAMMA_CQ_BATCH];
+	struct fi_cq_tagged_entry ent[GAMMA_CQ_BATCH];
+	fi_addr_t src[GAMMA_CQ_BATCH];
 	int events = 0;
 	ssize_t n;
 
 	if (!progress_enter(m))
 		return 0;
+	if (!m->job_known)
+		gamma_endpoint_learn_job(m);
 	for (int round = 0; round < 4; round++) {
-		n = fi_cq_read(m->cq, ent, GAMMA_CQ_BATCH);
+		n = fi_cq_readfrom(m->cq, ent, GAMMA_CQ_BATCH, src);
 		if (n == -FI_EAVAIL) {
 			handle_error(m);
 			events++;
@@ -180,7 +194,7 @@ int gamma_fi_progress(mca_btl_gamma_module_t *m)
 		if (n <= 0)
 			break;
 		for (ssize_t i = 0; i < n; i++)
-			dispatch(m, &ent[i]);
+			dispatch(m, &ent[i], src[i]);
 		events += (int)n;
 		if (n < GAMMA_CQ_BATCH)
 			break;

@@ -46,7 +46,20 @@ struct gm_params {
 	int ooo_max, ooo_peer_max, peer_max; /* 0: gm_rel.h defaults */
 	bool require_auth;
 	bool stats;
+	size_t ux_max, ux_peer_max, ux_unknown_max; /* unexpected-message caps, bytes */
+	int ux_unknown;         /* enum gm_unknown_policy: FI_GAMMA_UX_UNKNOWN */
+	int ux_unknown_hold_ms; /* how long a held message waits for its source */
 };
+
+/*
+ * A message from a source outside the AV is either held until the AV has
+ * its source (it then matches no receive: its src is GM_ADDR_HELD) or
+ * delivered with FI_ADDR_NOTAVAIL, as fi_cq(3) has it.  auto: held when
+ * the endpoint has an auth_key (a job that isolates itself), delivered
+ * otherwise (Open MPI's mtl/ofi inserts peers only when it first sends).
+ */
+enum gm_unknown_policy { GM_UNKNOWN_AUTO, GM_UNKNOWN_HOLD, GM_UNKNOWN_DELIVER };
+#define GM_ADDR_HELD ((fi_addr_t)-2)
 extern struct gm_params gm_params;
 
 /* Limits advertised in fi_info. */
@@ -94,8 +107,19 @@ struct gm_domain {
 	int refs;
 	pthread_t thread;         /* progresses the domain while the application does not */
 	uint64_t app_progress_ms; /* when the application last drove progress */
-	int waiters;              /* application threads blocked in gm_domain_wait */
 	bool stop;
+	/*
+	 * Wakeups (gm_domain_signal): a completion may be written by another
+	 * thread (the progress thread) while the application sleeps, after
+	 * that thread took the frame the sleeper polled for.  So writing one
+	 * signals wake_fd whenever someone may sleep: a thread blocked in
+	 * gm_domain_wait (waiters) or an FD waiter fi_trywait let go
+	 * (fd_armed, fd_pending until its next fi_trywait).  wait_fd, what
+	 * FI_GETWAIT hands out, polls readable on frames or on wake_fd.
+	 */
+	int wake_fd, wait_fd;
+	unsigned waiters;
+	bool signaled, fd_armed, fd_pending;
 };
 
 struct gm_av {
@@ -138,6 +162,8 @@ struct gm_cntr {
 	struct fid_cntr fid;
 	struct gm_domain *dom;
 	uint64_t value, err;
+	uint64_t value_seen, err_seen; /* at the last read: fi_trywait reports changes */
+	enum fi_wait_obj wait_obj;
 	int refs;
 };
 
@@ -154,6 +180,7 @@ struct gm_conn {
 	struct gm_ux *rx_cur;    /* medium message being reassembled, if unexpected */
 	struct gm_rx *rx_cur_rx; /* ... or the posted receive it lands in */
 	uint32_t rx_cur_id;
+	size_t ux_bytes; /* held in unexpected messages from this peer (FI_GAMMA_UX_PEER_MAX) */
 };
 
 enum gm_tx_state { GM_TX_QUEUED, GM_TX_WAIT_CTS, GM_TX_PULLED, GM_TX_SENT };
@@ -222,6 +249,19 @@ struct gm_ux {
 	void *claim_ctx; /* FI_CLAIM: reserved for the receive with this context */
 	bool claimed;
 	struct gm_rx *bound; /* matched while still being reassembled */
+	size_t cap;          /* bytes allocated at buf: grows as fragments arrive */
+	size_t charged;      /* bytes counted against the caps */
+	uint64_t held_ms;    /* held (src GM_ADDR_HELD): when it arrived */
+};
+
+/* Upper-half counters, printed per endpoint by FI_GAMMA_STATS. */
+struct gm_msg_stats {
+	uint64_t unknown_held;     /* messages from sources not in the AV, held */
+	uint64_t unknown_released; /* ... (held or not) whose source then appeared in the AV */
+	uint64_t unknown_dropped;  /* ... dropped: never appeared, or FI_GAMMA_UX_UNKNOWN_MAX */
+	uint64_t ux_dropped;       /* from known peers, dropped: FI_GAMMA_UX_MAX / _PEER_MAX */
+	size_t ux_peak, unknown_peak; /* most bytes held at once */
+	uint64_t sends_lost; /* sends completed when buffered whose data the peer never got */
 };
 
 struct gm_ep {
@@ -247,8 +287,11 @@ struct gm_ep {
 	struct gm_list posted[2];     /* [0] untagged, [1] tagged receives */
 	struct gm_list unexpected[2];
 	struct gm_list rndv_rx;       /* receives pulling a rendezvous message */
-	size_t ux_unresolved;         /* unexpected messages whose sender is not in the AV */
-	uint64_t ux_av_gen;           /* av->gen when they were last looked up */
+	size_t ux_unresolved;         /* unexpected messages from outside the AV, held or not */
+	size_t ux_bytes, unknown_bytes; /* held in unexpected messages (caps: gm_params) */
+	uint64_t av_seen;               /* av->gen when held messages were last resolved */
+	uint64_t held_expiry_ms;        /* the oldest held message's deadline */
+	struct gm_msg_stats st;
 	uint32_t next_recv_id;
 };
 
@@ -279,6 +322,9 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 		   void *context);
 void gm_domain_progress(struct gm_domain *dom);
 int gm_domain_wait(struct gm_domain *dom, int timeout_ms);
+void gm_domain_signal(struct gm_domain *dom);
+/* fi_trywait for one object of dom: 0 if nothing is pending and dom's waiter is armed. */
+int gm_domain_trywait(struct gm_domain *dom, bool pending);
 /* gm_av.c */
 int gm_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
 	       void *context);
@@ -294,11 +340,13 @@ void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, vo
 		 uint64_t data, uint64_t tag, fi_addr_t src);
 void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
 		     uint64_t data, uint64_t tag, size_t olen, int err);
+int gm_cq_trywait(struct gm_cq *cq);
 /* gm_cntr.c */
 int gm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **cntr,
 		 void *context);
 void gm_cntr_inc(struct gm_cntr *cntr);
 void gm_cntr_inc_err(struct gm_cntr *cntr);
+int gm_cntr_trywait(struct gm_cntr *cntr);
 /* gm_mr.c */
 int gm_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,
 	      uint64_t requested_key, uint64_t flags, struct fid_mr **mr, void *context);

@@ -8,14 +8,32 @@
 
 void gm_cntr_inc(struct gm_cntr *cntr)
 {
-	if (cntr)
+	if (cntr) {
 		cntr->value++;
+		gm_domain_signal(cntr->dom);
+	}
 }
 
 void gm_cntr_inc_err(struct gm_cntr *cntr)
 {
-	if (cntr)
+	if (cntr) {
 		cntr->err++;
+		gm_domain_signal(cntr->dom);
+	}
+}
+
+/* fi_trywait: a counter is pending when it changed since it was last read. */
+int gm_cntr_trywait(struct gm_cntr *c)
+{
+	int ret;
+
+	if (c->wait_obj == FI_WAIT_NONE)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&c->dom->lock);
+	gm_domain_progress(c->dom);
+	ret = gm_domain_trywait(c->dom, c->value != c->value_seen || c->err != c->err_seen);
+	pthread_mutex_unlock(&c->dom->lock);
+	return ret;
 }
 
 static uint64_t gm_cntr_read(struct fid_cntr *fc)
@@ -25,7 +43,7 @@ static uint64_t gm_cntr_read(struct fid_cntr *fc)
 
 	pthread_mutex_lock(&c->dom->lock);
 	gm_domain_progress(c->dom);
-	v = c->value;
+	v = c->value_seen = c->value;
 	pthread_mutex_unlock(&c->dom->lock);
 	return v;
 }
@@ -37,7 +55,7 @@ static uint64_t gm_cntr_readerr(struct fid_cntr *fc)
 
 	pthread_mutex_lock(&c->dom->lock);
 	gm_domain_progress(c->dom);
-	v = c->err;
+	v = c->err_seen = c->err;
 	pthread_mutex_unlock(&c->dom->lock);
 	return v;
 }
@@ -135,11 +153,29 @@ static int gm_cntr_close(struct fid *fid)
 	return 0;
 }
 
+static int gm_cntr_control(struct fid *fid, int command, void *arg)
+{
+	struct gm_cntr *c = gm_container_of(fid, struct gm_cntr, fid.fid);
+
+	switch (command) {
+	case FI_GETWAIT:
+		if (c->wait_obj != FI_WAIT_FD)
+			return -FI_ENODATA;
+		*(int *)arg = c->dom->wait_fd;
+		return 0;
+	case FI_GETWAITOBJ:
+		*(enum fi_wait_obj *)arg = c->wait_obj;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
 static struct fi_ops gm_cntr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = gm_cntr_close,
 	.bind = gm_no_bind,
-	.control = gm_no_control,
+	.control = gm_cntr_control,
 	.ops_open = gm_no_ops_open,
 };
 
@@ -173,6 +209,7 @@ int gm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fi
 	if (!c)
 		return -FI_ENOMEM;
 	c->dom = dom;
+	c->wait_obj = attr && attr->wait_obj == FI_WAIT_NONE ? FI_WAIT_NONE : FI_WAIT_FD;
 	c->fid.fid.fclass = FI_CLASS_CNTR;
 	c->fid.fid.context = context;
 	c->fid.fid.ops = &gm_cntr_fi_ops;

@@ -64,6 +64,7 @@ void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, vo
 	};
 	s->src = src;
 	cq->count++;
+	gm_domain_signal(cq->dom);
 }
 
 void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
@@ -85,6 +86,7 @@ void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len
 	e->e.err = err;
 	e->e.prov_errno = err;
 	gm_list_add_tail(&cq->errs, &e->entry);
+	gm_domain_signal(cq->dom);
 }
 
 /* Called with the domain lock held. */
@@ -114,6 +116,20 @@ static ssize_t gm_cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_ad
 	pthread_mutex_lock(&cq->dom->lock);
 	gm_domain_progress(cq->dom);
 	ret = cq_take(cq, buf, count, src);
+	pthread_mutex_unlock(&cq->dom->lock);
+	return ret;
+}
+
+/* fi_trywait: checked under the lock that every completion is written under. */
+int gm_cq_trywait(struct gm_cq *cq)
+{
+	int ret;
+
+	if (cq->wait_obj == FI_WAIT_NONE)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&cq->dom->lock);
+	gm_domain_progress(cq->dom);
+	ret = gm_domain_trywait(cq->dom, cq->count || !gm_list_empty(&cq->errs));
 	pthread_mutex_unlock(&cq->dom->lock);
 	return ret;
 }
@@ -253,7 +269,7 @@ static int gm_cq_control(struct fid *fid, int command, void *arg)
 	case FI_GETWAIT:
 		if (cq->wait_obj != FI_WAIT_FD)
 			return -FI_ENODATA;
-		*(int *)arg = gm_net_fd(cq->dom->net);
+		*(int *)arg = cq->dom->wait_fd;
 		return 0;
 	case FI_GETWAITOBJ:
 		*(enum fi_wait_obj *)arg = cq->wait_obj;

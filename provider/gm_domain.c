@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -84,6 +86,8 @@ static int gm_domain_close(struct fid *fid)
 	pthread_mutex_unlock(&dom->lock);
 	pthread_join(dom->thread, NULL);
 	gm_net_close(dom->net);
+	close(dom->wait_fd);
+	close(dom->wake_fd);
 	pthread_mutex_destroy(&dom->lock);
 	explicit_bzero(dom->auth_key, sizeof(dom->auth_key));
 	free(dom);
@@ -113,6 +117,40 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+static void wake_drain(struct gm_domain *dom)
+{
+	uint64_t v;
+
+	if (dom->signaled && read(dom->wake_fd, &v, sizeof(v)) < 0)
+		GM_DBG(FI_LOG_DOMAIN, "eventfd read: nothing to drain\n");
+	dom->signaled = false;
+	dom->fd_pending = false;
+}
+
+/* A completion was written (under the lock): wake whoever may sleep through it. */
+void gm_domain_signal(struct gm_domain *dom)
+{
+	uint64_t one = 1;
+
+	if (dom->signaled || (!dom->waiters && !dom->fd_armed))
+		return;
+	if (write(dom->wake_fd, &one, sizeof(one)) < 0)
+		GM_WARN(FI_LOG_DOMAIN, "eventfd write failed: a waiter may sleep late\n");
+	dom->signaled = true;
+	dom->fd_pending |= dom->fd_armed;
+	dom->fd_armed = false;
+}
+
+int gm_domain_trywait(struct gm_domain *dom, bool pending)
+{
+	if (pending)
+		return -FI_EAGAIN;
+	if (!dom->waiters)
+		wake_drain(dom); /* the FD waiter has seen what it was woken for */
+	dom->fd_armed = true;
+	return 0;
+}
+
 int gm_domain_wait(struct gm_domain *dom, int timeout_ms)
 {
 	struct gm_net_waitset ws;
@@ -124,13 +162,36 @@ int gm_domain_wait(struct gm_domain *dom, int timeout_ms)
 			if (domain_progress(dom) > 0)
 				return 1;
 		} while (now_us() < spin_end);
-	gm_net_wait_prepare(dom->net, timeout_ms, &ws);
+	/* Counted before prepare, whose timers may already write completions. */
 	dom->waiters++;
+	gm_net_wait_prepare(dom->net, timeout_ms, &ws);
+	ws.pfd[ws.nfds++] = (struct pollfd){.fd = dom->wake_fd, .events = POLLIN};
 	pthread_mutex_unlock(&dom->lock);
 	ret = gm_net_wait_block(&ws);
 	pthread_mutex_lock(&dom->lock);
-	dom->waiters--;
+	/* The last sleeper drains, unless an FD waiter has yet to see the signal. */
+	if (!--dom->waiters && !dom->fd_armed && !dom->fd_pending)
+		wake_drain(dom);
 	return ret;
+}
+
+/* The wake eventfd, and the descriptor FD waiters poll: frames or wakeups. */
+static int wait_fds_open(struct gm_domain *dom)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	dom->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	dom->wait_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (dom->wake_fd < 0 || dom->wait_fd < 0 ||
+	    epoll_ctl(dom->wait_fd, EPOLL_CTL_ADD, dom->wake_fd, &ev) ||
+	    epoll_ctl(dom->wait_fd, EPOLL_CTL_ADD, gm_net_fd(dom->net), &ev)) {
+		if (dom->wake_fd >= 0)
+			close(dom->wake_fd);
+		if (dom->wait_fd >= 0)
+			close(dom->wait_fd);
+		return -FI_ENOMEM;
+	}
+	return 0;
 }
 
 static struct fi_ops gm_domain_fi_ops = {
@@ -199,12 +260,20 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 		free(dom);
 		return ret;
 	}
+	ret = wait_fds_open(dom);
+	if (ret) {
+		gm_net_close(dom->net);
+		free(dom);
+		return ret;
+	}
 	pthread_mutex_init(&dom->lock, NULL);
 	gm_list_init(&dom->eps);
 	dom->app_progress_ms = now_ms();
 	ret = pthread_create(&dom->thread, NULL, progress_thread, dom);
 	if (ret) {
 		gm_net_close(dom->net);
+		close(dom->wait_fd);
+		close(dom->wake_fd);
 		pthread_mutex_destroy(&dom->lock);
 		free(dom);
 		return -FI_ENOMEM;

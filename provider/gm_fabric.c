@@ -16,20 +16,18 @@ static int gm_fabric_close(struct fid *fid)
 static int gm_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 {
 	for (int i = 0; i < count; i++) {
-		if (fids[i]->fclass == FI_CLASS_EQ) {
-			int ret = gm_eq_trywait(fids[i]);
-			if (ret)
-				return ret;
-			continue;
-		}
-		if (fids[i]->fclass != FI_CLASS_CQ)
-			return -FI_EINVAL;
-		struct fid_cq *cq = gm_container_of(fids[i], struct fid_cq, fid);
-		struct fi_cq_tagged_entry e;
-		/* progress, and report whether anything is already there */
-		ssize_t r = fi_cq_read(cq, &e, 0);
-		if (r != -FI_EAGAIN)
-			return -FI_EAGAIN;
+		int ret;
+
+		if (fids[i]->fclass == FI_CLASS_EQ)
+			ret = gm_eq_trywait(fids[i]);
+		else if (fids[i]->fclass == FI_CLASS_CQ)
+			ret = gm_cq_trywait(gm_container_of(fids[i], struct gm_cq, fid.fid));
+		else if (fids[i]->fclass == FI_CLASS_CNTR)
+			ret = gm_cntr_trywait(gm_container_of(fids[i], struct gm_cntr, fid.fid));
+		else
+			ret = -FI_EINVAL;
+		if (ret)
+			return ret;
 	}
 	return 0;
 }

@@ -27,9 +27,63 @@ struct gm_params gm_params = {
 	.window = 1024,
 	.rto_us = 2000,
 	.peer_timeout_ms = 10000,
+	.ux_max = 256u << 20,
+	.ux_peer_max = 64u << 20,
+	.ux_unknown_max = 1u << 20,
+	.ux_unknown_hold_ms = 10000,
 	.rx_ring_kb = 8192,
 	.rndv_threshold = 65536,
 };
+
+/* Caps on what unexpected messages may hold (gm_msg.c). */
+static void gm_params_define_ux(void)
+{
+	fi_param_define(&gm_prov, "ux_max", FI_PARAM_SIZE_T,
+			"Bytes of unexpected messages an endpoint holds; beyond, new ones are "
+			"dropped and counted (default: 268435456)");
+	fi_param_define(&gm_prov, "ux_peer_max", FI_PARAM_SIZE_T,
+			"Bytes of unexpected messages an endpoint holds from one peer (default: "
+			"67108864)");
+	fi_param_define(&gm_prov, "ux_unknown_max", FI_PARAM_SIZE_T,
+			"Bytes an endpoint holds of messages from sources not (yet) in its address "
+			"vector, which are never delivered until the source is inserted (default: "
+			"1048576)");
+	fi_param_define(&gm_prov, "ux_unknown", FI_PARAM_STRING,
+	                "Messages from sources not in the address vector: hold (delivered only "
+	                "once the source is inserted), deliver (with FI_ADDR_NOTAVAIL, as "
+	                "fi_cq(3) has it), or auto: hold when the endpoint has an auth_key "
+	                "(default: auto)");
+	fi_param_define(&gm_prov, "ux_unknown_hold", FI_PARAM_INT,
+			"Milliseconds a message from a source not in the address vector waits for "
+			"the source to be inserted before it is dropped (default: 10000)");
+}
+
+static void gm_params_read_ux(void)
+{
+	char *s = NULL;
+	size_t z;
+	int v;
+
+	if (!fi_param_get_size_t(&gm_prov, "ux_max", &z))
+		gm_params.ux_max = z;
+	if (!fi_param_get_size_t(&gm_prov, "ux_peer_max", &z))
+		gm_params.ux_peer_max = z;
+	if (!fi_param_get_size_t(&gm_prov, "ux_unknown_max", &z))
+		gm_params.ux_unknown_max = z;
+	if (!fi_param_get_int(&gm_prov, "ux_unknown_hold", &v) && v >= 0)
+		gm_params.ux_unknown_hold_ms = v;
+	if (!fi_param_get_str(&gm_prov, "ux_unknown", &s) && s) {
+		if (!strcasecmp(s, "hold"))
+			gm_params.ux_unknown = GM_UNKNOWN_HOLD;
+		else if (!strcasecmp(s, "deliver"))
+			gm_params.ux_unknown = GM_UNKNOWN_DELIVER;
+		else if (strcasecmp(s, "auto"))
+			GM_WARN(FI_LOG_CORE,
+			        "FI_GAMMA_UX_UNKNOWN=%s: expected hold, deliver or auto; "
+			        "using auto\n",
+			        s);
+	}
+}
 
 static void gm_params_define(void)
 {
@@ -52,8 +106,9 @@ static void gm_params_define(void)
 	fi_param_define(&gm_prov, "rto", FI_PARAM_INT,
 			"Retransmission timeout floor in microseconds; above it the timeout follows the measured round trip (default: 2000)");
 	fi_param_define(&gm_prov, "peer_timeout", FI_PARAM_INT,
-			"Milliseconds without an ack before a peer is declared dead and its "
-			"operations complete with FI_EIO (default: 10000)");
+			"Milliseconds without an ack, or of silence while an operation waits on "
+			"the peer (it is probed meanwhile), before a peer is declared dead and "
+			"its operations complete with FI_EIO (default: 10000)");
 	fi_param_define(&gm_prov, "rx_ring", FI_PARAM_INT,
 			"Receive ring size in KiB (default: 8192)");
 	fi_param_define(&gm_prov, "rndv_threshold", FI_PARAM_SIZE_T,
@@ -85,6 +140,7 @@ static void gm_params_define(void)
 	fi_param_define(&gm_prov, "stats", FI_PARAM_BOOL,
 			"Print frame, retransmission and drop counters when a domain closes "
 			"(default: 0)");
+	gm_params_define_ux();
 }
 
 static void gm_params_read(void)
@@ -130,6 +186,7 @@ static void gm_params_read(void)
 		gm_params.require_auth = v;
 	if (!fi_param_get_bool(&gm_prov, "stats", &v))
 		gm_params.stats = v;
+	gm_params_read_ux();
 }
 
 static void gm_cleanup(void)

@@ -13,9 +13,10 @@ bool gm_match_tag(uint64_t want, uint64_t ignore, uint64_t tag)
 	return ((want ^ tag) & ~ignore) == 0;
 }
 
+/* A held message (GM_ADDR_HELD) matches nothing, FI_ADDR_UNSPEC included. */
 bool gm_match_src(fi_addr_t want, fi_addr_t src)
 {
-	return want == FI_ADDR_UNSPEC || want == src;
+	return src != GM_ADDR_HELD && (want == FI_ADDR_UNSPEC || want == src);
 }
 
 struct gm_rx *gm_match_posted(struct gm_list *posted, fi_addr_t src, uint64_t tag)

@@ -11,13 +11,15 @@
  *           unexpected large message therefore costs the receiver no
  *           buffer until a receive for it exists.
  *
- * A send completes when the peer has acknowledged every frame of it.
+ * A send completes once its data is buffered (see tx_maybe_complete).
  * Everything here runs under the domain lock.
  */
 #include "gm.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Largest medium message accepted unexpected; beyond, senders use RTS. */
 #define GM_MAX_UNEXPECTED_MEDIUM (16u << 20)
@@ -25,6 +27,14 @@
 static bool want_completion(bool selective, uint64_t flags)
 {
 	return !selective || (flags & FI_COMPLETION);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 /* ---- connections ---- */
@@ -60,6 +70,28 @@ static fi_addr_t conn_src(struct gm_conn *conn)
 			conn->fi_addr = a;
 	}
 	return conn->fi_addr;
+}
+
+/* FI_GAMMA_UX_UNKNOWN (see gm.h): whether messages from outside the AV are held. */
+static bool hold_unknown(const struct gm_ep *ep)
+{
+	if (gm_params.ux_unknown != GM_UNKNOWN_AUTO)
+		return gm_params.ux_unknown == GM_UNKNOWN_HOLD;
+	return gm_port_key(ep->port) != 0;
+}
+
+/* The source a new message from conn matches by: GM_ADDR_HELD if held. */
+static fi_addr_t msg_src(struct gm_conn *conn)
+{
+	fi_addr_t src = conn_src(conn);
+
+	return src == FI_ADDR_NOTAVAIL && hold_unknown(conn->ep) ? GM_ADDR_HELD : src;
+}
+
+/* From a source not (yet) in the AV: held, or delivered with FI_ADDR_NOTAVAIL. */
+static bool ux_unknown(const struct gm_ux *ux)
+{
+	return ux->src == FI_ADDR_NOTAVAIL || ux->src == GM_ADDR_HELD;
 }
 
 /* ---- send side ---- */
@@ -213,9 +245,10 @@ static void conn_push(struct gm_conn *conn)
 			tx->state = GM_TX_WAIT_CTS;
 		else
 			tx->state = GM_TX_SENT;
-		if (tx->state == GM_TX_WAIT_CTS)
+		if (tx->state == GM_TX_WAIT_CTS) {
 			gm_list_add_tail(&conn->cts_wait, &tx->entry);
-		else
+			gm_peer_await(conn->peer);
+		} else
 			tx_maybe_complete(tx);
 	}
 	gm_list_del(&conn->pend_entry);
@@ -308,12 +341,23 @@ static int send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_
 	return 0;
 }
 
+static void ux_resolve_sources(struct gm_ep *ep);
+
+/* Held messages wait for the AV to change, or for their time to run out. */
+static bool ux_resolve_due(const struct gm_ep *ep)
+{
+	return ep->ux_unresolved &&
+	       ((ep->av && ep->av->gen != ep->av_seen) || now_ms() >= ep->held_expiry_ms);
+}
+
 void gm_msg_progress_ep(struct gm_ep *ep)
 {
 	struct gm_list *pos, *tmp;
 
 	gm_list_for_each_safe(&ep->tx_pending, pos, tmp)
 		conn_push(gm_list_entry(pos, struct gm_conn, pend_entry));
+	if (ux_resolve_due(ep))
+		ux_resolve_sources(ep);
 }
 
 /* ---- receive side ---- */
@@ -417,6 +461,7 @@ static void rx_pull(struct gm_rx *rx, uint32_t msg_id)
 		return;
 	}
 	gm_list_add_tail(&rx->ep->rndv_rx, &rx->rndv_entry);
+	gm_peer_await(rx->conn->peer);
 	gm_cts_hdr_encode(buf, &c);
 	if (send_ctrl(rx->conn, GM_FT_CTS, buf, sizeof(buf))) {
 		gm_list_del(&rx->rndv_entry);
@@ -424,12 +469,96 @@ static void rx_pull(struct gm_rx *rx, uint32_t msg_id)
 	}
 }
 
+/*
+ * Unexpected messages are held within caps: FI_GAMMA_UX_MAX per endpoint
+ * and FI_GAMMA_UX_PEER_MAX per peer; those from sources not in the AV have
+ * a budget of their own, FI_GAMMA_UX_UNKNOWN_MAX, so that a flood of
+ * forged ones cannot crowd out the job's.  A message already matched to a
+ * receive (bound) is not unexpected any more and always gets its bytes.
+ */
+static bool ux_charge(struct gm_ux *ux, size_t n)
+{
+	struct gm_conn *conn = ux->conn;
+	struct gm_ep *ep = conn->ep;
+
+	if (ux_unknown(ux)) {
+		if (ep->unknown_bytes + n > gm_params.ux_unknown_max)
+			return false;
+		ep->unknown_bytes += n;
+		if (ep->unknown_bytes > ep->st.unknown_peak)
+			ep->st.unknown_peak = ep->unknown_bytes;
+	} else {
+		if (!ux->bound && (conn->ux_bytes + n > gm_params.ux_peer_max ||
+				   ep->ux_bytes + n > gm_params.ux_max))
+			return false;
+		conn->ux_bytes += n;
+		ep->ux_bytes += n;
+		if (ep->ux_bytes > ep->st.ux_peak)
+			ep->st.ux_peak = ep->ux_bytes;
+	}
+	ux->charged += n;
+	return true;
+}
+
+static void ux_uncharge(struct gm_ux *ux, size_t n)
+{
+	if (ux_unknown(ux)) {
+		ux->conn->ep->unknown_bytes -= n;
+	} else {
+		ux->conn->ep->ux_bytes -= n;
+		ux->conn->ux_bytes -= n;
+	}
+	ux->charged -= n;
+}
+
+/* Room for len bytes at ux->buf: it grows as fragments arrive, never past msg_len. */
+static bool ux_reserve(struct gm_ux *ux, uint64_t len)
+{
+	size_t cap = ux->cap * 2 > len ? ux->cap * 2 : len;
+	uint8_t *buf;
+
+	if (len <= ux->cap)
+		return true;
+	if (cap > ux->msg_len)
+		cap = ux->msg_len;
+	if (!ux_charge(ux, cap - ux->cap))
+		return false;
+	buf = realloc(ux->buf, cap);
+	if (!buf) {
+		ux_uncharge(ux, cap - ux->cap);
+		return false;
+	}
+	ux->buf = buf;
+	ux->cap = cap;
+	return true;
+}
+
 static void ux_free(struct gm_ux *ux)
 {
-	if (ux->src == FI_ADDR_NOTAVAIL)
+	if (ux_unknown(ux))
 		ux->conn->ep->ux_unresolved--;
+	ux_uncharge(ux, ux->charged);
 	free(ux->buf);
 	free(ux);
+}
+
+/* Drop an unexpected message over a cap (or held too long), counting it. */
+static void ux_drop(struct gm_ux *ux)
+{
+	struct gm_ep *ep = ux->conn->ep;
+
+	if (ux_unknown(ux)) {
+		ep->st.unknown_dropped++;
+	} else {
+		ep->st.ux_dropped++;
+		GM_WARN(FI_LOG_EP_DATA,
+			"unexpected message of %lu bytes from fi_addr %lu dropped: over "
+			"FI_GAMMA_UX_MAX or FI_GAMMA_UX_PEER_MAX\n",
+			(unsigned long)ux->msg_len, (unsigned long)ux->src);
+	}
+	if (ux->conn->rx_cur == ux)
+		ux->conn->rx_cur = NULL;
+	ux_free(ux);
 }
 
 /* Give a complete unexpected message (or an RTS) to a receive. */
@@ -450,6 +579,7 @@ static void ux_deliver(struct gm_ux *ux, struct gm_rx *rx)
 	} else {
 		/* Still arriving: the FRAG handler finishes it. */
 		ux->bound = rx;
+		gm_peer_await(ux->conn->peer);
 		gm_list_add_tail(&rx->ep->unexpected[(ux->mflags & GM_M_TAGGED) ? 1 : 0],
 				 &ux->entry);
 		return;
@@ -474,26 +604,64 @@ static void ux_discard(struct gm_ux *ux)
 	ux_free(ux);
 }
 
+/* A held message's sender is now in the AV: it meets the receives posted meanwhile. */
+static void ux_release(struct gm_ep *ep, struct gm_ux *ux, fi_addr_t src)
+{
+	int q = (ux->mflags & GM_M_TAGGED) ? 1 : 0;
+	size_t n = ux->charged;
+	struct gm_rx *rx;
+
+	ux_uncharge(ux, n);
+	ep->ux_unresolved--;
+	ux->src = src;
+	ux->conn->ux_bytes += n; /* already held: moved over, even past the caps */
+	ep->ux_bytes += n;
+	ux->charged = n;
+	if (ep->ux_bytes > ep->st.ux_peak)
+		ep->st.ux_peak = ep->ux_bytes;
+	ep->st.unknown_released++;
+	if (ux->bound || ux->claimed)
+		return; /* not held: a receive has it already */
+	rx = gm_match_posted(&ep->posted[q], src, q ? ux->tag : 0);
+	if (rx && (rx = rx_take(rx, ux->msg_len)))
+		ux_deliver(ux, rx);
+}
+
 /*
- * A message may arrive before its sender is in our AV (peers start at
- * different speeds); resolve such sources now, so directed receives match.
- * Only an insert can resolve one, so look again only after one.
+ * A held message from a source not in the AV is delivered to nobody (any
+ * station on the segment can send one).  But a peer may start sending
+ * before we insert it (peers start at different speeds), so such messages
+ * wait, unmatchable, in arrival order: released once the AV has their
+ * source, dropped after FI_GAMMA_UX_UNKNOWN_HOLD ms.  Unheld ones (policy
+ * deliver) only learn their source, so that directed receives match them.
  */
 static void ux_resolve_sources(struct gm_ep *ep)
 {
+	uint64_t now = now_ms(), hold = (uint64_t)gm_params.ux_unknown_hold_ms, next = UINT64_MAX;
 	struct gm_list *pos, *tmp;
 
-	if (!ep->ux_unresolved || !ep->av || ep->ux_av_gen == ep->av->gen)
-		return;
-	ep->ux_av_gen = ep->av->gen;
-	for (int q = 0; q < 2; q++)
+	ep->av_seen = ep->av ? ep->av->gen : 0;
+	for (int q = 0; q < 2 && ep->ux_unresolved; q++) {
 		gm_list_for_each_safe(&ep->unexpected[q], pos, tmp)
 		{
 			struct gm_ux *ux = gm_list_entry(pos, struct gm_ux, entry);
-			if (ux->src == FI_ADDR_NOTAVAIL &&
-			    (ux->src = conn_src(ux->conn)) != FI_ADDR_NOTAVAIL)
-				ep->ux_unresolved--;
+			fi_addr_t src;
+
+			if (!ux_unknown(ux))
+				continue;
+			if ((src = conn_src(ux->conn)) != FI_ADDR_NOTAVAIL) {
+				ux_release(ep, ux, src);
+			} else if (ux->src != GM_ADDR_HELD) {
+				continue;
+			} else if (now - ux->held_ms >= hold) {
+				gm_list_del(&ux->entry);
+				ux_drop(ux);
+			} else if (ux->held_ms + hold < next) {
+				next = ux->held_ms + hold;
+			}
 		}
+	}
+	ep->held_expiry_ms = next;
 }
 
 static int recv_peek(struct gm_ep *ep, int q, fi_addr_t src, uint64_t tag, uint64_t ignore,
@@ -544,7 +712,8 @@ ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 		tag = 0;
 		ignore = 0;
 	}
-	ux_resolve_sources(ep);
+	if (ux_resolve_due(ep))
+		ux_resolve_sources(ep);
 	if (flags & FI_PEEK)
 		return recv_peek(ep, q, src, tag, ignore, context, flags);
 	if ((flags & FI_MULTI_RECV) && (q || count != 1))
@@ -591,6 +760,9 @@ ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 			rx_complete(rx, FI_EIO);
 			return 0;
 		}
+		struct gm_conn *conn = src == FI_ADDR_UNSPEC ? NULL : gm_ep_conn(ep, src);
+		if (conn)
+			gm_peer_await(conn->peer);
 	} else {
 		gm_list_add_tail(&ep->posted[q], &rx->entry);
 		/* Drain whatever unexpected messages fit. */
@@ -633,16 +805,25 @@ int gm_msg_cancel(struct gm_ep *ep, void *context)
 
 /* ---- frame handlers ---- */
 
-static struct gm_ux *ux_new(struct gm_conn *conn, const struct gm_msg_hdr *m, bool rts)
+/* A new unexpected message with its first dlen bytes to come; NULL: dropped. */
+static struct gm_ux *ux_new(struct gm_conn *conn, const struct gm_msg_hdr *m, bool rts,
+			    size_t dlen)
 {
+	struct gm_ep *ep = conn->ep;
 	struct gm_ux *ux = calloc(1, sizeof(*ux));
 
 	if (!ux)
 		return NULL;
 	ux->conn = conn;
-	ux->src = conn_src(conn);
-	if (ux->src == FI_ADDR_NOTAVAIL)
-		conn->ep->ux_unresolved++;
+	ux->src = msg_src(conn);
+	if (ux_unknown(ux))
+		ep->ux_unresolved++;
+	if (ux->src == GM_ADDR_HELD) {
+		ux->held_ms = now_ms();
+		if (ux->held_ms + gm_params.ux_unknown_hold_ms < ep->held_expiry_ms)
+			ep->held_expiry_ms = ux->held_ms + gm_params.ux_unknown_hold_ms;
+		ep->st.unknown_held++;
+	}
 	ux->tag = m->tag;
 	ux->data = m->data;
 	ux->msg_len = m->msg_len;
@@ -650,12 +831,9 @@ static struct gm_ux *ux_new(struct gm_conn *conn, const struct gm_msg_hdr *m, bo
 	ux->msg_id = m->msg_id;
 	ux->rts = rts;
 	gm_list_init(&ux->entry);
-	if (!rts && m->msg_len) {
-		ux->buf = malloc(m->msg_len);
-		if (!ux->buf) {
-			free(ux);
-			return NULL;
-		}
+	if (!ux_charge(ux, sizeof(*ux)) || !ux_reserve(ux, dlen)) {
+		ux_drop(ux);
+		return NULL;
 	}
 	return ux;
 }
@@ -664,7 +842,7 @@ static struct gm_rx *match_posted(struct gm_ep *ep, struct gm_conn *conn,
 				  const struct gm_msg_hdr *m)
 {
 	int q = (m->mflags & GM_M_TAGGED) ? 1 : 0;
-	struct gm_rx *rx = gm_match_posted(&ep->posted[q], conn_src(conn), q ? m->tag : 0);
+	struct gm_rx *rx = gm_match_posted(&ep->posted[q], msg_src(conn), q ? m->tag : 0);
 
 	return rx ? rx_take(rx, m->msg_len) : NULL;
 }
@@ -702,6 +880,9 @@ static void on_msg_first(struct gm_ep *ep, struct gm_conn *conn, uint8_t type, c
 			type, dlen, (unsigned long)m.msg_len);
 		return;
 	}
+	if (ep->ux_unresolved && conn->fi_addr == FI_ADDR_NOTAVAIL &&
+	    conn_src(conn) != FI_ADDR_NOTAVAIL)
+		ux_resolve_sources(ep); /* its held messages come first */
 	if (conn->rx_cur || conn->rx_cur_rx) {
 		/*
 		 * A sender never interleaves messages, so the one in progress
@@ -727,14 +908,13 @@ static void on_msg_first(struct gm_ep *ep, struct gm_conn *conn, uint8_t type, c
 			conn->rx_cur_rx = rx;
 			conn->rx_cur = NULL;
 			conn->rx_cur_id = m.msg_id;
+			gm_peer_await(conn->peer);
 		}
 		return;
 	}
-	struct gm_ux *ux = ux_new(conn, &m, type == GM_FT_RTS);
-	if (!ux) {
-		GM_WARN(FI_LOG_EP_DATA, "out of memory for an unexpected message: dropped\n");
+	struct gm_ux *ux = ux_new(conn, &m, type == GM_FT_RTS, dlen);
+	if (!ux)
 		return;
-	}
 	if (dlen)
 		memcpy(ux->buf, data, dlen);
 	ux->have = dlen;
@@ -792,6 +972,13 @@ static void on_frag(struct gm_ep *ep, struct gm_conn *conn, const void *body, si
 	struct gm_ux *ux = conn->rx_cur;
 	if (f.offset != ux->have || f.offset + dlen > ux->msg_len) {
 		GM_WARN(FI_LOG_EP_DATA, "dropping out-of-place fragment\n");
+		return;
+	}
+	if (!ux_reserve(ux, f.offset + dlen)) {
+		gm_list_del(&ux->entry);
+		if (ux->bound)
+			rx_complete(ux->bound, FI_ENOMEM);
+		ux_drop(ux);
 		return;
 	}
 	memcpy(ux->buf + f.offset, data, dlen);
@@ -905,6 +1092,12 @@ static void port_failed_frame(void *ctx, struct gm_peer *peer, void *cookie, int
 {
 	struct gm_tx *tx = cookie;
 
+	if (tx->reported && !tx->err && !tx->internal) {
+		/* Completed when buffered, lost now: the one trace left is the
+		 * send counter's error count (README, "Send completion"). */
+		tx->ep->st.sends_lost++;
+		gm_cntr_inc_err(tx->ep->send_cntr);
+	}
 	tx->err = err < 0 ? -err : err;
 	tx->unacked--;
 	tx_maybe_complete(tx);
@@ -966,11 +1159,40 @@ static void port_peer_failed(void *ctx, struct gm_peer *peer, int err)
 	}
 }
 
+/* Whether an operation waits on the peer (gm_peer_await): asked rarely, so it may search. */
+static bool port_awaited(void *ctx, struct gm_peer *peer)
+{
+	struct gm_ep *ep = ctx;
+	struct gm_conn *conn = gm_peer_ctx(peer);
+	struct gm_list *pos, *tmp;
+
+	if (!conn)
+		return false;
+	if (!gm_list_empty(&conn->cts_wait) || conn->rx_cur_rx || (conn->rx_cur && conn->rx_cur->bound))
+		return true;
+	gm_list_for_each_safe(&ep->rndv_rx, pos, tmp)
+	{
+		if (gm_list_entry(pos, struct gm_rx, rndv_entry)->conn == conn)
+			return true;
+	}
+	if (conn->fi_addr == FI_ADDR_NOTAVAIL)
+		return false;
+	for (int q = 0; q < 2; q++) {
+		gm_list_for_each_safe(&ep->posted[q], pos, tmp)
+		{
+			if (gm_list_entry(pos, struct gm_rx, entry)->src == conn->fi_addr)
+				return true;
+		}
+	}
+	return false;
+}
+
 const struct gm_port_ops gm_msg_port_ops = {
 	.recv = port_recv,
 	.acked = port_acked,
 	.failed_frame = port_failed_frame,
 	.peer_failed = port_peer_failed,
+	.awaited = port_awaited,
 };
 
 /* A receive dropped at close; a multi-recv buffer goes with its last slice. */
@@ -987,6 +1209,17 @@ static void rx_close_free(struct gm_rx *rx)
 void gm_msg_ep_close(struct gm_ep *ep)
 {
 	struct gm_list *pos, *tmp;
+
+	if (gm_params.stats)
+		fprintf(stderr,
+			"gamma msg stats %s port %u: unknown-source messages held %lu released %lu "
+			"dropped %lu (peak %zu B); unexpected dropped %lu (peak %zu B); sends lost "
+			"%lu\n",
+			ep->dom->ifname, ep->port ? gm_port_num(ep->port) : 0,
+			(unsigned long)ep->st.unknown_held, (unsigned long)ep->st.unknown_released,
+			(unsigned long)ep->st.unknown_dropped, ep->st.unknown_peak,
+			(unsigned long)ep->st.ux_dropped, ep->st.ux_peak,
+			(unsigned long)ep->st.sends_lost);
 
 	/* Slices first: they hold references on multi-recv buffers still posted. */
 	gm_list_for_each_safe(&ep->rndv_rx, pos, tmp)

@@ -109,13 +109,13 @@ static void print_stats(const struct gm_net *net)
 	    stderr,
 	    "gamma stats %s: tx %lu frames %lu B (high %lu low %lu), rx %lu frames %lu B; "
 	    "retransmits %lu (fast %lu), timeouts %lu, dup %lu, ooo %lu, acks sent %lu rcvd %lu; "
-	    "bad csum %lu hdr %lu port %lu key %lu version %lu; ring drops %lu; peers failed %lu; "
-	    "bad mac %lu; reorder drops %lu; peers refused %lu reclaimed %lu; restarts %lu "
-	    "challenges %lu\n",
+	    "bad csum %lu hdr %lu port %lu key %lu version %lu; ring drops %lu; probes %lu; "
+	    "peers failed %lu; bad mac %lu; reorder drops %lu; peers refused %lu reclaimed %lu; "
+	    "restarts %lu challenges %lu\n",
 	    net->ifname, s.tx_frames, s.tx_bytes, s.tx_high, s.tx_low, s.rx_frames, s.rx_bytes,
 	    s.retransmits, s.fast_retransmits, s.timeouts, s.dup_dropped, s.ooo_buffered,
 	    s.acks_sent, s.acks_rcvd, s.bad_csum, s.bad_hdr, s.bad_port, s.bad_key, s.bad_version,
-	    s.ring_full_drops, s.peers_failed, s.bad_mac, s.ooo_dropped, s.peers_refused,
+	    s.ring_full_drops, s.probes, s.peers_failed, s.bad_mac, s.ooo_dropped, s.peers_refused,
 	    s.peers_reclaimed, s.restarts, s.restart_challenges);
 }
 

@@ -93,6 +93,12 @@ struct gm_port_ops {
 	 */
 	void (*failed_frame)(void *ctx, struct gm_peer *peer, void *cookie, int err);
 	void (*peer_failed)(void *ctx, struct gm_peer *peer, int err);
+	/*
+	 * Whether an operation still waits on peer (see gm_peer_await).
+	 * Asked only after the peer has been silent for a while; NULL: the
+	 * peer stays awaited until it fails.
+	 */
+	bool (*awaited)(void *ctx, struct gm_peer *peer);
 };
 
 /* Counters a user can read (FI_GAMMA_STATS=1 prints them at close). */
@@ -112,6 +118,7 @@ struct gm_net_stats {
 	uint64_t ooo_dropped, peers_refused, peers_reclaimed;
 	/* Restarts accepted, and challenges sent to prove one (gm_rel.c). */
 	uint64_t restarts, restart_challenges;
+	uint64_t probes; /* keepalive probes sent to silent, awaited peers */
 };
 
 int gm_net_open(const struct gm_net_params *p, struct gm_net **out);
@@ -133,7 +140,7 @@ int gm_net_timeout_ms(const struct gm_net *net);
  * (-1: forever) until progress may do something.
  */
 struct gm_net_waitset {
-	struct pollfd pfd[3];
+	struct pollfd pfd[4]; /* the caller may add one */
 	nfds_t nfds;
 	bool bounded;
 	struct timespec ts;
@@ -173,6 +180,15 @@ void *gm_peer_ctx(const struct gm_peer *peer);
 bool gm_peer_can_send(const struct gm_peer *peer);
 /* True once the peer stopped answering, until it shows up restarted. */
 bool gm_peer_failed(const struct gm_peer *peer);
+/*
+ * An operation now waits on the peer although nothing of ours may be in
+ * flight to it (a directed receive, a send waiting for its CTS, a pull
+ * waiting for data): a peer that died then would never be noticed.  From
+ * now on, while ops->awaited says so, the net probes the peer whenever it
+ * has been silent for a quarter of peer_timeout_ms, and fails it
+ * (peer_failed, -FI_EIO) once it has been silent for peer_timeout_ms.
+ */
+void gm_peer_await(struct gm_peer *peer);
 
 /*
  * Queue one sequenced frame of the given type to peer: thdr (the encoded

@@ -79,6 +79,10 @@ struct gm_peer {
 	unsigned srtt_us, rttvar_us; /* smoothed round trip and its variation; 0: no sample */
 	uint64_t rto_deadline;       /* 0: nothing in flight */
 	uint64_t last_progress;
+
+	/* keepalive (gm_peer_await) */
+	bool awaited, await_started;
+	uint64_t await_since, last_heard; /* last_heard: 0 until a frame came */
 	struct gm_buf **txw; /* [seq % window] */
 
 	/* receive side */
@@ -142,6 +146,9 @@ struct gm_rel {
 
 	uint8_t ackbuf[BATCH][ETH_HLEN + HDR_LEN + sizeof(struct gm_ack_body)];
 };
+
+/* The cookie of our own keepalive probes: the upper half never sees it. */
+static char probe_cookie;
 
 #define SLOT(rel, seq) ((seq) & ((rel)->ring - 1))
 
@@ -740,6 +747,7 @@ static void fail_peer(struct gm_rel *rel, struct gm_peer *pr, int err)
 	void *pctx = pr->port->ctx;
 
 	pr->failed = true;
+	pr->awaited = false;
 	rel->st.peers_failed++;
 	ack_list_remove(rel, pr);
 	pr->rto_deadline = 0;
@@ -754,7 +762,7 @@ static void fail_peer(struct gm_rel *rel, struct gm_peer *pr, int err)
 		pr->snd_una++;
 		if (b)
 			buf_put(rel, b);
-		if (ops->failed_frame)
+		if (ops->failed_frame && cookie != &probe_cookie)
 			ops->failed_frame(pctx, pr, cookie, -FI_EIO);
 	}
 	if (ops->peer_failed)
@@ -841,7 +849,7 @@ static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, un
 		if (b->sent && !b->resent && now >= b->tx_time)
 			rtt_sample(rel, pr, now - b->tx_time);
 		buf_put(rel, b);
-		if (ops->acked)
+		if (ops->acked && cookie != &probe_cookie)
 			ops->acked(pctx, pr, cookie);
 	}
 	pr->rto_us = peer_rto(rel, pr);
@@ -887,7 +895,8 @@ static void deliver(struct gm_port *port, struct gm_peer *pr, const uint8_t *gm,
 {
 	struct gm_rx_frame f = {.hdr = h, .body = gm + HDR_LEN, .body_len = h->len};
 
-	port->ops->recv(port->ctx, pr, &f);
+	if (h->type != GM_FT_PING) /* its ack is the whole answer */
+		port->ops->recv(port->ctx, pr, &f);
 }
 
 static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr,
@@ -1090,6 +1099,7 @@ void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t no
 	note_echo(pr, &h);
 	if (pr->failed)
 		return;
+	pr->last_heard = now;
 	if ((h.flags & GM_F_ACK) && ack_stale(rel, pr, h.ack)) {
 		/*
 		 * It acks a stream we never sent: it still talks to an
@@ -1132,10 +1142,61 @@ void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t no
 
 /* ---- timers ---- */
 
+void gm_peer_await(struct gm_peer *peer)
+{
+	if (peer->awaited || peer->failed)
+		return;
+	peer->awaited = true;
+	peer->await_started = false;
+	arm(peer->port->rel, 0); /* the next flush starts the clock */
+}
+
+/*
+ * Keepalive for an awaited peer: silence is measured from the last frame
+ * heard (or from when the wait began), whether or not anything is in
+ * flight, so a peer is failed within peer_timeout_ms of its last sign of
+ * life.  A quarter of that into a silence a sequenced probe goes out; the
+ * RTO machinery resends it, and its ack (or any other frame) ends the
+ * silence.  Returns true if the peer failed.
+ */
+static bool keepalive(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, uint64_t *next)
+{
+	const uint64_t timeout = rel->cfg.peer_timeout_ms * 1000ull, idle = timeout / 4;
+	uint64_t heard;
+
+	if (!pr->await_started) {
+		pr->await_started = true;
+		pr->await_since = now;
+	}
+	heard = pr->last_heard > pr->await_since ? pr->last_heard : pr->await_since;
+	if (now - heard < idle) {
+		if (heard + idle < *next)
+			*next = heard + idle;
+		return false;
+	}
+	if (pr->port->ops->awaited && !pr->port->ops->awaited(pr->port->ctx, pr)) {
+		pr->awaited = false;
+		return false;
+	}
+	if (now - heard >= timeout) {
+		rel->st.timeouts++;
+		fail_peer(rel, pr, -FI_EIO);
+		return true;
+	}
+	if (heard + timeout < *next)
+		*next = heard + timeout;
+	if (pr->snd_una != pr->snd_nxt)
+		return false; /* the ack of what is in flight answers as well */
+	if (gm_peer_send(pr, GM_FT_PING, NULL, 0, NULL, 0, &probe_cookie) == 0)
+		rel->st.probes++;
+	else if (now + rel->cfg.rto_us < *next) /* no buffer: try again soon */
+		*next = now + rel->cfg.rto_us;
+	return false;
+}
+
 static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, uint64_t *next)
 {
-
-	if (pr->failed || !pr->rto_deadline)
+	if (pr->failed || (pr->awaited && keepalive(rel, pr, now, next)) || !pr->rto_deadline)
 		return;
 	if (now - pr->last_progress >= rel->cfg.peer_timeout_ms * 1000ull) {
 		rel->st.timeouts++;

@@ -36,6 +36,7 @@ enum gm_ftype {
 	GM_FT_RTS = 5,   /* rendezvous request: gm_msg_hdr, no data */
 	GM_FT_CTS = 6,   /* receiver pulls a rendezvous message: gm_cts_hdr */
 	GM_FT_RDATA = 7, /* pulled data: gm_frag_hdr (id = receiver's) + data */
+	GM_FT_PING = 8,  /* keepalive probe: no body; acked, never delivered */
 	GM_FT_MAX
 };
 

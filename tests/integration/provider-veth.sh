@@ -1,6 +1,7 @@
 #!/bin/bash
 # Provider "gamma" over real veth links: every message feature with every
-# byte checked, on a clean link and under faults; a killed peer yields FI_EIO.
+# byte checked, on a clean link and under faults; a killed peer yields FI_EIO,
+# also when nothing was in flight to it.
 #
 # Faults: this machine's kernel has no sch_netem, so instead of
 # `tc qdisc ... netem` the faulty runs go through gm-faultwire
@@ -62,4 +63,17 @@ fault "delay 1 ms, jitter 0.5 ms" delayed --delay 1000 --jitter 500
 fault "link down 2 s mid-run" down --down-after 100 --down-for 2000
 
 FI_GAMMA_PEER_TIMEOUT=2000 run "killed peer" kill "$a" "$b"
+# Killed while we only wait on it: keepalive probes must find it dead.
+out=$(FI_GAMMA_PEER_TIMEOUT=2000 FI_GAMMA_STATS=1 run "killed idle peer" idle-kill "$a" "$b" 2>&1) ||
+	{ echo "$out"; exit 1; }
+echo "$out"
+grep -q "gamma stats $a:.*probes [1-9][0-9]*; peers failed 1$" <<<"$out" ||
+	{ echo "FAIL: the idle peer was not found dead by keepalive probes"; exit 1; }
+# Unexpected messages beyond the per-peer cap are dropped, memory stays under it.
+out=$(FI_GAMMA_UX_PEER_MAX=200000 FI_GAMMA_STATS=1 run "unexpected-message cap" ux-cap "$a" "$b" 2>&1) ||
+	{ echo "$out"; exit 1; }
+echo "$out"
+peak=$(sed -n "s/^gamma msg stats $b port [0-9]*:.*unexpected dropped 5 (peak \([0-9]*\) B).*/\1/p" <<<"$out")
+[ -n "$peak" ] && [ "$peak" -le 200000 ] ||
+	{ echo "FAIL: $b: 5 drops and a peak within 200000 B expected"; exit 1; }
 echo "all provider checks passed"

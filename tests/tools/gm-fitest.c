@@ -4,11 +4,16 @@
  *
  *   gm-fitest pair IF_A IF_B [MAX_SIZE]   every message feature, both ways
  *   gm-fitest kill IF_A IF_B              a killed peer yields FI_EIO
+ *   gm-fitest idle-kill IF_A IF_B         ... also when nothing was in flight
+ *   gm-fitest ux-cap IF_A IF_B            unexpected messages beyond
+ *                                         FI_GAMMA_UX_PEER_MAX are dropped
  *
  * Every received byte is checked against the pattern the sender wrote.
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -34,6 +39,7 @@ struct side {
 	struct fid_domain *domain;
 	struct fid_av *av;
 	struct fid_cq *cq;
+	struct fid_cntr *scntr; /* send counter */
 	struct fid_ep *ep;
 	fi_addr_t peer;
 };
@@ -89,15 +95,19 @@ static void side_open(struct side *s, uint32_t tclass)
 	CHK(fi_av_open(s->domain, &av, &s->av, NULL));
 	struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_UNSPEC};
 	CHK(fi_cq_open(s->domain, &cq, &s->cq, NULL));
+	struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC};
+	CHK(fi_cntr_open(s->domain, &ca, &s->scntr, NULL));
 	CHK(fi_endpoint(s->domain, s->info, &s->ep, NULL));
 	CHK(fi_ep_bind(s->ep, &s->av->fid, 0));
 	CHK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
+	CHK(fi_ep_bind(s->ep, &s->scntr->fid, FI_SEND));
 	CHK(fi_enable(s->ep));
 }
 
 static void side_close(struct side *s)
 {
 	CHK(fi_close(&s->ep->fid));
+	CHK(fi_close(&s->scntr->fid));
 	CHK(fi_close(&s->cq->fid));
 	CHK(fi_close(&s->av->fid));
 	CHK(fi_close(&s->domain->fid));
@@ -487,6 +497,109 @@ static void test_waits(void)
 	printf("ok: fi_cq_sread (completion and timeout), FD wait object with fi_trywait\n");
 }
 
+/*
+ * Lost wakeups.  fi_trywait must see a completion already queued; and a
+ * completion that B's progress thread writes while B's application sleeps
+ * (the frame it would have polled for already taken) must still wake it,
+ * through the FD as through fi_cq_sread.  Asserted on what every wait
+ * returns, never on how long it took: a lost wakeup shows as a wait that
+ * runs out (10 s) without its completion.
+ */
+static atomic_int sread_round, sread_done, sread_bad;
+static struct fi_context sread_ctx[40];
+
+static void *sread_thread(void *arg)
+{
+	int rounds = *(int *)arg;
+
+	for (int i = 0; i < rounds; i++) {
+		struct fi_cq_tagged_entry e;
+
+		while (atomic_load(&sread_round) <= i)
+			sched_yield(); /* the main thread posts round i's receive first */
+		if (fi_cq_sread(B.cq, &e, 1, NULL, 10000) != 1 || e.op_context != &sread_ctx[i])
+			atomic_fetch_add(&sread_bad, 1);
+		atomic_store(&sread_done, i + 1);
+	}
+	return NULL;
+}
+
+static void send_transmit_complete(struct side *a, void *buf, size_t len, uint64_t tag,
+				   struct fi_context *ctx)
+{
+	struct iovec iov = {buf, len};
+	struct fi_msg_tagged m = {
+		.msg_iov = &iov, .iov_count = 1, .addr = a->peer, .tag = tag, .context = ctx};
+
+	/* Completes only once B acked it: B has the message by then. */
+	CHK(fi_tsendmsg(a->ep, &m, FI_TRANSMIT_COMPLETE | FI_COMPLETION));
+	expect_ok(a, NULL, ctx, "transmit-complete send");
+}
+
+static void test_wait_races(void)
+{
+	uint8_t s[64], r[64];
+	struct fi_context sc, rc;
+	struct fi_cq_tagged_entry e;
+	struct fid *fids[1] = {&B.cq->fid};
+	int fd, rounds = 20, threaded = 40;
+	pthread_t th;
+
+	fill(s, sizeof(s), 11);
+	CHK(fi_control(&B.cq->fid, FI_GETWAIT, &fd));
+	/* B's own send completes at once, buffered: it is queued now. */
+	CHK(fi_trecv(A.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 20, 0, &rc));
+	CHK(fi_tsend(B.ep, s, sizeof(s), NULL, B.peer, 20, &sc));
+	if (fi_trywait(B.fabric, fids, 1) != -FI_EAGAIN)
+		die("fi_trywait said safe to block with a completion queued");
+	/* ... and the send counter moved since it was last read. */
+	struct fid *cfids[1] = {&B.scntr->fid};
+	if (fi_trywait(B.fabric, cfids, 1) != -FI_EAGAIN)
+		die("fi_trywait said safe to block on a counter that moved");
+	fi_cntr_read(B.scntr);
+	if (fi_trywait(B.fabric, cfids, 1) != 0)
+		die("fi_trywait on a counter read since it last moved did not let us block");
+	expect_ok(&B, &A, &sc, "send before trywait");
+	expect_ok(&A, &B, &rc, "receive of the send before trywait");
+
+	for (int i = 0; i < rounds; i++) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+
+		memset(r, 0, sizeof(r));
+		CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 21, 0, &rc));
+		if (fi_trywait(B.fabric, fids, 1) != 0)
+			die("FD round %d: fi_trywait on an empty CQ did not let us block", i);
+		send_transmit_complete(&A, s, sizeof(s), 21, &sc);
+		if (poll(&p, 1, 10000) != 1)
+			die("FD round %d: a completion written while B slept did not wake it", i);
+		if (fi_cq_read(B.cq, &e, 1) != 1 || e.op_context != &rc)
+			die("FD round %d: woken without the completion", i);
+		if (first_bad(r, sizeof(r), 11) != sizeof(r))
+			die("FD round %d: data wrong", i);
+	}
+
+	atomic_store(&sread_round, 0);
+	atomic_store(&sread_done, 0);
+	if (pthread_create(&th, NULL, sread_thread, &threaded))
+		die("pthread_create");
+	for (int i = 0; i < threaded; i++) {
+		CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 22, 0, &sread_ctx[i]));
+		atomic_store(&sread_round, i + 1);
+		send_transmit_complete(&A, s, sizeof(s), 22, &sc);
+		double t0 = now_s();
+		while (atomic_load(&sread_done) <= i)
+			if (now_s() - t0 > 30)
+				die("sread round %d: the waiting thread never returned", i);
+	}
+	pthread_join(th, NULL);
+	if (atomic_load(&sread_bad))
+		die("%d of %d fi_cq_sread calls returned without their completion",
+		    atomic_load(&sread_bad), threaded);
+	printf("ok: fi_trywait sees a queued completion; %d FD waits and %d fi_cq_sread calls "
+	       "each woke with the completion the progress thread wrote\n",
+	       rounds, threaded);
+}
+
 static void run_pair(size_t max)
 {
 	side_open(&A, FI_TC_UNSPEC);
@@ -499,12 +612,18 @@ static void run_pair(size_t max)
 	test_order_and_wildcards();
 	test_multi_recv();
 	test_waits();
+	test_wait_races();
 	side_close(&A);
 	side_close(&B);
 }
 
 /* The child (B) takes one message, then dies; A must get FI_EIO, not hang. */
-static void run_kill(void)
+/*
+ * Fork the peer: the child opens B, the parent A, and each inserts the
+ * other.  Returns the child's pid, 0 in the child; *cmd is the pipe the
+ * child reads the parent's further commands from.
+ */
+static pid_t fork_peer(int *cmd)
 {
 	int up[2], down[2];
 	char addr[64];
@@ -515,13 +634,34 @@ static void run_kill(void)
 		die("pipe");
 	pid = fork();
 	if (pid == 0) {
-		uint8_t r[16];
-		struct fi_context rc;
 		side_open(&B, FI_TC_UNSPEC);
 		CHK(fi_getname(&B.ep->fid, addr, &len));
 		if (write(up[1], addr, len) != (ssize_t)len || read(down[0], addr, 8) != 8)
 			_exit(2);
 		CHK(fi_av_insert(B.av, addr, 1, &B.peer, 0, NULL));
+		*cmd = down[0];
+		return 0;
+	}
+	side_open(&A, FI_TC_UNSPEC);
+	if (read(up[0], addr, sizeof(addr)) <= 0)
+		die("child did not start");
+	CHK(fi_av_insert(A.av, addr, 1, &A.peer, 0, NULL));
+	len = sizeof(addr);
+	CHK(fi_getname(&A.ep->fid, addr, &len));
+	if (write(down[1], addr, 8) != 8)
+		die("pipe write");
+	*cmd = down[1];
+	return pid;
+}
+
+static void run_kill(void)
+{
+	int cmd;
+	pid_t pid = fork_peer(&cmd);
+
+	if (pid == 0) {
+		uint8_t r[16];
+		struct fi_context rc;
 		CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 1, 0, &rc));
 		expect_ok(&B, NULL, &rc, "child recv");
 		/* keep acking until the parent's send completed, then die */
@@ -532,14 +672,6 @@ static void run_kill(void)
 		}
 		raise(SIGKILL);
 	}
-	side_open(&A, FI_TC_UNSPEC);
-	if (read(up[0], addr, sizeof(addr)) <= 0)
-		die("child did not start");
-	CHK(fi_av_insert(A.av, addr, 1, &A.peer, 0, NULL));
-	len = sizeof(addr);
-	CHK(fi_getname(&A.ep->fid, addr, &len));
-	if (write(down[1], addr, 8) != 8)
-		die("pipe write");
 	uint8_t msg[16] = "hello";
 	struct fi_context sc, sc2;
 	CHK(fi_tsend(A.ep, msg, sizeof(msg), NULL, A.peer, 1, &sc));
@@ -548,23 +680,138 @@ static void run_kill(void)
 		die("pipe write");
 	waitpid(pid, NULL, 0);
 	static uint8_t big[1 << 20];
+	struct fi_context sc3;
 	double t0 = now_s();
+	/* Completes at once (buffered); its data is lost with the peer. */
+	CHK(fi_tsend(A.ep, msg, sizeof(msg), NULL, A.peer, 3, &sc3));
+	expect_ok(&A, NULL, &sc3, "buffered send to the dead peer");
 	CHK(fi_tsend(A.ep, big, sizeof(big), NULL, A.peer, 2, &sc2));
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry err;
 	int ret = wait_comp(&A, NULL, &e, &err, 60);
 	if (ret != -FI_EIO || err.op_context != &sc2)
 		die("send to dead peer: got %d, want -FI_EIO", ret);
+	if (fi_cntr_readerr(A.scntr) != 2)
+		die("send counter errors %lu, want 2: the failed send and the buffered one whose "
+		    "data was lost",
+		    (unsigned long)fi_cntr_readerr(A.scntr));
 	char buf[256];
-	printf("ok: send to a killed peer failed with FI_EIO after %.1f s: %s\n", now_s() - t0,
-	       fi_cq_strerror(A.cq, err.prov_errno, NULL, buf, sizeof(buf)));
+	printf("ok: send to a killed peer failed with FI_EIO after %.1f s: %s; the buffered send "
+	       "whose data was lost counted as a send error\n",
+	       now_s() - t0, fi_cq_strerror(A.cq, err.prov_errno, NULL, buf, sizeof(buf)));
 	side_close(&A);
+}
+
+/*
+ * The child (B) dies while A has nothing in flight to it: A only waits, on a
+ * receive directed at B and on a rendezvous send whose CTS B never sends.
+ * Both must fail with FI_EIO once B has been silent for
+ * FI_GAMMA_PEER_TIMEOUT (found by keepalive probes: FI_GAMMA_STATS shows them).
+ */
+static void run_idle_kill(void)
+{
+	uint8_t hello[16] = "hello", seen[16];
+	struct fi_context sc, rc, dc, bc;
+	int cmd;
+	char x;
+	pid_t pid = fork_peer(&cmd);
+
+	if (pid == 0) {
+		struct fi_cq_tagged_entry e;
+		struct fi_msg_tagged m = {.addr = FI_ADDR_UNSPEC, .tag = 6, .context = &rc};
+		/* Wait until A's rendezvous request is here (never matched). */
+		for (double t0 = now_s();;) {
+			int r;
+			CHK(fi_trecvmsg(B.ep, &m, FI_PEEK | FI_COMPLETION));
+			r = wait_comp(&B, NULL, &e, &(struct fi_cq_err_entry){0}, 30);
+			if (r == 0)
+				break;
+			if (r != -FI_ENOMSG || now_s() - t0 > 30)
+				die("child: peek for the rendezvous request: %d", r);
+		}
+		/* Its ack rides on this message: nothing of A's is in flight after. */
+		CHK(fi_tsend(B.ep, hello, sizeof(hello), NULL, B.peer, 1, &sc));
+		expect_ok(&B, NULL, &sc, "child: seen");
+		if (read(cmd, &x, 1) != 1)
+			_exit(2);
+		raise(SIGKILL);
+	}
+	static uint8_t big[1 << 20];
+	CHK(fi_trecv(A.ep, seen, sizeof(seen), NULL, A.peer, 1, 0, &rc));
+	CHK(fi_trecv(A.ep, NULL, 0, NULL, A.peer, 5, 0, &dc));
+	CHK(fi_tsend(A.ep, big, sizeof(big), NULL, A.peer, 6, &bc));
+	expect_ok(&A, NULL, &rc, "the child saw the rendezvous request");
+	if (write(cmd, "x", 1) != 1)
+		die("pipe write");
+	waitpid(pid, NULL, 0);
+	double t0 = now_s();
+	int failed = 0;
+	while (failed < 2) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err;
+		int r = wait_comp(&A, NULL, &e, &err, 120);
+		if (r != -FI_EIO || (err.op_context != &dc && err.op_context != &bc))
+			die("waits on the dead peer: got %d for %p, want -FI_EIO for the directed "
+			    "receive and the rendezvous send", r, r ? err.op_context : e.op_context);
+		failed++;
+	}
+	printf("ok: idle peer killed: directed receive and rendezvous send failed with FI_EIO "
+	       "after %.1f s\n",
+	       now_s() - t0);
+	side_close(&A);
+}
+
+/*
+ * Run with FI_GAMMA_UX_PEER_MAX=200000: of eight unexpected 60000-byte
+ * (medium) messages from one peer, three fit, five are dropped; the three
+ * arrive intact once received, the five are not there (FI_PEEK).
+ */
+static void run_ux_cap(void)
+{
+	enum { N = 8, LEN = 60000, FIT = 3 };
+	static uint8_t sbuf[N][LEN], rbuf[LEN];
+	struct fi_context sc[N], rc;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+
+	side_open(&A, FI_TC_UNSPEC);
+	side_open(&B, FI_TC_UNSPEC);
+	connect_sides(&A, &B);
+	connect_sides(&B, &A);
+	for (int i = 0; i < N; i++) {
+		fill(sbuf[i], LEN, 100 + i);
+		send_transmit_complete(&A, sbuf[i], LEN, 100 + i, &sc[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		struct fi_msg_tagged m = {.addr = FI_ADDR_UNSPEC, .tag = 100 + i, .context = &rc};
+		int r;
+
+		CHK(fi_trecvmsg(B.ep, &m, FI_PEEK | FI_COMPLETION));
+		r = wait_comp(&B, &A, &e, &err, 30);
+		if (i < FIT && r)
+			die("unexpected message %d (within the cap) is gone: %d", i, r);
+		if (i >= FIT && r != -FI_ENOMSG)
+			die("unexpected message %d (beyond the cap) is held: %d", i, r);
+		if (r)
+			continue;
+		memset(rbuf, 0, LEN);
+		CHK(fi_trecv(B.ep, rbuf, LEN, NULL, FI_ADDR_UNSPEC, 100 + i, 0, &rc));
+		expect_ok(&B, &A, &rc, "receive of a held unexpected message");
+		if (first_bad(rbuf, LEN, 100 + i) != LEN)
+			die("unexpected message %d corrupt", i);
+	}
+	printf("ok: FI_GAMMA_UX_PEER_MAX: %d of %d unexpected %d-byte messages held and intact, "
+	       "the rest dropped\n",
+	       FIT, N, LEN);
+	side_close(&A);
+	side_close(&B);
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s pair|kill IF_A IF_B [MAX_SIZE]\n", argv[0]);
+		fprintf(stderr, "usage: %s pair|kill|idle-kill|ux-cap IF_A IF_B [MAX_SIZE]\n",
+			argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -574,6 +821,10 @@ int main(int argc, char **argv)
 		run_pair(argc > 4 ? strtoull(argv[4], NULL, 0) : (64u << 20));
 	else if (!strcmp(argv[1], "kill"))
 		run_kill();
+	else if (!strcmp(argv[1], "idle-kill"))
+		run_idle_kill();
+	else if (!strcmp(argv[1], "ux-cap"))
+		run_ux_cap();
 	else
 		die("unknown mode %s", argv[1]);
 	return failures ? 1 : 0;

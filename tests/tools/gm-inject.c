@@ -34,6 +34,17 @@
  * A job with a secret drops every frame (bad key, bad mac, ...); without
  * one, the last three reach the reliability engine, which must neither
  * restart the real peer nor run out of buffers.
+ *
+ * With -F FORGERY, it sends instead well-formed messages with the job's key
+ * (-k, required, and -p) that only a station outside the job could send:
+ * each from a new source port, so from a source in no receiver's AV.
+ *
+ *   ob1-ack      an untagged EAGER message holding btl gamma's header and an
+ *                Open MPI ob1 ACK whose send-request pointer is garbage: a
+ *                receiver that delivered it would crash in the PML
+ *   start-spray  a START of a 16 MiB medium message and SPRAY_FRAGS of its
+ *                FRAGs, in sequence, from every source
+ *
  * Prints how many frames of each kind went out.
  */
 #define _GNU_SOURCE
@@ -57,6 +68,8 @@
 #define MAX_RATE    100000
 #define MAX_TIME    600
 #define FRAME_MAX   1514
+#define SPRAY_LEN   (16u << 20)
+#define SPRAY_FRAGS 63
 
 enum kind {
 	K_RANDOM,
@@ -91,7 +104,8 @@ static void usage(const char *why)
 		"gm-inject: %s\n"
 		"usage: gm-inject -i IFACE -m MAC[,MAC...] [-p PORT[,PORT...]] [-k KEY] [-S]\n"
 		"                 [-r FRAMES_PER_S (<= %d)] [-t SECONDS (<= %d)] [-e ETHERTYPE] "
-		"[-s SEED]\n",
+		"[-s SEED]\n"
+		"                 [-F ob1-ack|start-spray (needs -k and -p)]\n",
 		why, MAX_RATE, MAX_TIME);
 	exit(2);
 }
@@ -130,6 +144,89 @@ struct cfg {
 	uint8_t src[6];
 	int spoof; /* -S */
 };
+
+enum forgery { F_NONE, F_OB1_ACK, F_START_SPRAY };
+
+/* The forger's current source: a fresh port and session, frames in sequence. */
+struct forger {
+	enum forgery kind;
+	uint16_t src_port;
+	uint32_t session, next;
+	unsigned frame; /* of this source's message */
+	uint8_t dst[6];
+	uint16_t dst_port;
+};
+
+/* One sealed sequenced frame: thdr, then payload (random bytes if NULL). */
+static size_t forged_frame(struct forger *fg, uint8_t type, const void *thdr, size_t thlen,
+			   const void *payload, size_t dlen, const struct cfg *c, uint8_t *gm)
+{
+	struct gm_hdr h = {
+		.version = GM_WIRE_VERSION,
+		.type = type,
+		.flags = GM_F_SEQ,
+		.dst_port = fg->dst_port,
+		.src_port = fg->src_port,
+		.key = c->key,
+		.session = fg->session,
+		.seq = fg->next++,
+		.len = (uint16_t)(thlen + dlen),
+		.wnd = 64,
+	};
+
+	gm_hdr_encode(gm, &h);
+	memcpy(gm + sizeof(h), thdr, thlen);
+	for (size_t i = 0; i < dlen; i++)
+		gm[sizeof(h) + thlen + i] = payload ? ((const uint8_t *)payload)[i] : (uint8_t)rnd();
+	gm_frame_seal(gm, sizeof(h) + h.len);
+	return sizeof(h) + h.len;
+}
+
+/* The next forged frame into f (from the destination MAC on). */
+static size_t build_forged(const struct cfg *c, struct forger *fg, uint8_t *f)
+{
+	uint8_t *gm = f + GM_ETH_HLEN, th[sizeof(struct gm_msg_hdr)];
+	size_t len, room = FRAME_MAX - GM_ETH_HLEN - sizeof(struct gm_hdr);
+
+	if (fg->frame == 0 || fg->kind == F_OB1_ACK || fg->frame > SPRAY_FRAGS) {
+		/* A new source, aimed at one live port. */
+		fg->frame = 0;
+		fg->src_port = (uint16_t)(1 + rnd() % 65535);
+		fg->session = fg->next = rnd();
+		memcpy(fg->dst, c->dst[rnd() % c->ndst], 6);
+		fg->dst_port = c->port[rnd() % c->nport];
+	}
+	memcpy(f, fg->dst, 6);
+	memcpy(f + 6, c->src, 6);
+	f[12] = (uint8_t)(c->ethertype >> 8);
+	f[13] = (uint8_t)c->ethertype;
+	if (fg->kind == F_OB1_ACK) {
+		/*
+		 * btl gamma's 8-byte header (the PML tag: ob1's ACK, 0x44), then
+		 * ob1's ACK header: type, flags, padding to 8, the sender's
+		 * request pointer (garbage), the receiver's, offset and size.
+		 */
+		uint8_t body[8 + 40] = {0x44};
+		body[8] = 0x44;
+		memset(body + 16, 0x41, 8);
+		struct gm_msg_hdr m = {.msg_id = rnd(), .msg_len = sizeof(body)};
+		gm_msg_hdr_encode(th, &m);
+		len = forged_frame(fg, GM_FT_EAGER, th, sizeof(th), body, sizeof(body), c, gm);
+	} else if (fg->frame == 0) {
+		struct gm_msg_hdr m = {.msg_id = 1, .msg_len = SPRAY_LEN};
+		gm_msg_hdr_encode(th, &m);
+		len = forged_frame(fg, GM_FT_START, th, sizeof(th), NULL, room - sizeof(th), c, gm);
+	} else {
+		size_t chunk = room - sizeof(struct gm_frag_hdr);
+		struct gm_frag_hdr fh = {
+			.msg_id = 1,
+			.offset = (room - sizeof(th)) + (uint64_t)(fg->frame - 1) * chunk};
+		gm_frag_hdr_encode(th, &fh);
+		len = forged_frame(fg, GM_FT_FRAG, th, sizeof(fh), NULL, chunk, c, gm);
+	}
+	fg->frame++;
+	return GM_ETH_HLEN + len;
+}
 
 /* A well-formed header and body for a live (or guessed) port, random key. */
 static size_t build_valid(const struct cfg *c, uint8_t *gm, uint32_t key)
@@ -282,11 +379,20 @@ int main(int argc, char **argv)
 	const char *ifname = NULL;
 	unsigned long rate = 1000, secs = 5;
 	uint64_t sent[K_N] = {0}, errors = 0, total = 0;
+	struct forger fg = {.kind = F_NONE};
 	int opt;
 
 	rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	while ((opt = getopt(argc, argv, "i:m:p:k:r:t:e:s:S")) != -1) {
+	while ((opt = getopt(argc, argv, "i:m:p:k:r:t:e:s:SF:")) != -1) {
 		switch (opt) {
+		case 'F':
+			if (!strcmp(optarg, "ob1-ack"))
+				fg.kind = F_OB1_ACK;
+			else if (!strcmp(optarg, "start-spray"))
+				fg.kind = F_START_SPRAY;
+			else
+				usage("unknown forgery (ob1-ack, start-spray)");
+			break;
 		case 'i':
 			ifname = optarg;
 			break;
@@ -327,6 +433,8 @@ int main(int argc, char **argv)
 		usage("-i IFACE and -m MAC are required");
 	if (!rate)
 		usage("rate must be at least 1 frame/s");
+	if (fg.kind != F_NONE && (!c.have_key || !c.nport))
+		usage("-F needs the job's key (-k) and live ports (-p)");
 	if (!rng)
 		rng = 1;
 
@@ -362,7 +470,7 @@ int main(int argc, char **argv)
 		enum kind k = (enum kind)(i % K_N);
 		if (k == K_RESTART && !c.spoof)
 			k = K_OOO;
-		size_t len = build(&c, k, frame);
+		size_t len = fg.kind != F_NONE ? build_forged(&c, &fg, frame) : build(&c, k, frame);
 		if (len < GM_ETH_HLEN)
 			len = GM_ETH_HLEN;
 		memcpy(sll.sll_addr, frame, 6);
@@ -376,6 +484,12 @@ int main(int argc, char **argv)
 	}
 	printf("gm-inject: sent %lu frames in %lu s on %s (%lu send errors):", (unsigned long)total,
 	       secs, ifname, (unsigned long)errors);
+	if (fg.kind != F_NONE) {
+		printf(" forged %s %lu\n", fg.kind == F_OB1_ACK ? "ob1-ack" : "start-spray",
+		       (unsigned long)total);
+		close(fd);
+		return total ? 0 : 1;
+	}
 	for (int k = 0; k < K_N; k++)
 		printf(" %s %lu", kind_name[k], (unsigned long)sent[k]);
 	printf("\n");

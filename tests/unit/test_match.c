@@ -17,6 +17,9 @@ Test(match, tag_and_ignore_bits)
 	cr_assert(gm_match_src(FI_ADDR_UNSPEC, 7));
 	cr_assert(gm_match_src(7, 7));
 	cr_assert(!gm_match_src(7, 8));
+	cr_assert(gm_match_src(FI_ADDR_UNSPEC, FI_ADDR_NOTAVAIL));
+	cr_assert(!gm_match_src(FI_ADDR_UNSPEC, GM_ADDR_HELD));
+	cr_assert(!gm_match_src(7, GM_ADDR_HELD));
 }
 
 Test(match, posted_queue_in_post_order)

@@ -71,6 +71,8 @@ struct node {
 	uint8_t *acked, *failed; /* per cookie: count */
 	unsigned peer_failed_calls;
 	int peer_failed_err;
+	bool awaited; /* an operation of this node waits on its peer */
+	uint64_t failed_at;
 	int failed_err;
 };
 
@@ -204,6 +206,12 @@ static void on_peer_failed(void *ctx, struct gm_peer *peer, int err)
 
 	nd->peer_failed_calls++;
 	nd->peer_failed_err = err;
+	nd->failed_at = nd->sim->now;
+}
+
+static bool on_awaited(void *ctx, struct gm_peer *peer)
+{
+	return ((struct node *)ctx)->awaited;
 }
 
 static const struct gm_port_ops ops = {
@@ -211,6 +219,7 @@ static const struct gm_port_ops ops = {
     .acked = on_acked,
     .failed_frame = on_failed_frame,
     .peer_failed = on_peer_failed,
+    .awaited = on_awaited,
 };
 
 static const uint16_t PORT[2] = {100, 200};
@@ -522,6 +531,117 @@ Test(rel, port_drain_sends_the_delayed_ack_before_close)
 		step(&s);
 	cr_assert_eq(gm_rel_peer_in_flight(pa), 0, "the closing port's ack never arrived");
 	cr_assert_eq(a.acked[0], 1);
+	sim_free(&s);
+}
+
+/* Run the simulation for us microseconds, or until node nd's peer failed. */
+static void run_for(struct sim *s, struct node *nd, uint64_t us)
+{
+	for (uint64_t t0 = s->now; s->now < t0 + us && !nd->peer_failed_calls;)
+		step(s);
+}
+
+/* Both nodes exchange a few messages, all acked: nothing left in flight. */
+static void settle(struct sim *s, struct node *a, struct node *b, struct gm_peer *pa,
+                   struct gm_peer *pb)
+{
+	for (int i = 0; i < 5; i++) {
+		cr_assert(try_send(a, pa));
+		cr_assert(try_send(b, pb));
+	}
+	while (count(a->acked, 5) < 5 || count(b->acked, 5) < 5)
+		step(s);
+	run_for(s, a, 1000); /* the last delayed acks */
+	cr_assert_eq(gm_rel_peer_in_flight(pa) + gm_rel_peer_in_flight(pb), 0);
+}
+
+Test(rel, awaited_peer_that_dies_idle_fails_within_peer_timeout)
+{
+	struct sim s = {.rng = 77};
+	struct node a, b;
+	struct gm_peer *pa, *pb;
+
+	node_init(&s, &a, 0, 31, 10);
+	node_init(&s, &b, 1, 32, 10);
+	pa = peer_to(&a, &b);
+	pb = peer_to(&b, &a);
+	settle(&s, &a, &b, pa, pb);
+	/* Unawaited, a silent peer with nothing in flight is nobody's business. */
+	s.fault.dead = true;
+	run_for(&s, &a, 1000000);
+	cr_assert_eq(a.peer_failed_calls, 0);
+	cr_assert_eq(gm_rel_stats(a.rel)->probes, 0);
+	/* Now an operation waits on it: failed by 200 ms after the wait began. */
+	a.awaited = true;
+	gm_peer_await(pa);
+	uint64_t waited = s.now;
+	run_for(&s, &a, 2000000);
+	cr_assert_eq(a.peer_failed_calls, 1);
+	cr_assert_eq(a.peer_failed_err, -FI_EIO);
+	cr_assert_geq(a.failed_at, waited + 200000, "failed early: %lu us into the wait",
+	              (unsigned long)(a.failed_at - waited));
+	cr_assert_leq(a.failed_at, waited + 200000 + 20, "failed late: %lu us into the wait",
+	              (unsigned long)(a.failed_at - waited));
+	cr_assert_gt(gm_rel_stats(a.rel)->probes, 0);
+	cr_assert_eq(count(a.acked, 10), 5, "the probes reached the upper half as cookies");
+	cr_assert_eq(count(a.failed, 10), 0);
+	cr_assert(gm_rel_peer_failed(pa));
+	sim_free(&s);
+}
+
+Test(rel, awaited_peer_dying_mid_wait_fails_within_peer_timeout_of_its_last_frame)
+{
+	struct sim s = {.rng = 78};
+	struct node a, b;
+	struct gm_peer *pa, *pb;
+
+	node_init(&s, &a, 0, 41, 10);
+	node_init(&s, &b, 1, 42, 10);
+	pa = peer_to(&a, &b);
+	pb = peer_to(&b, &a);
+	settle(&s, &a, &b, pa, pb);
+	a.awaited = true;
+	gm_peer_await(pa);
+	run_for(&s, &a, 500000); /* 2.5 peer timeouts alive: probed, answered */
+	cr_assert_eq(a.peer_failed_calls, 0);
+	cr_assert_gt(gm_rel_stats(a.rel)->probes, 0);
+	/* Its last frame is the ack of the last probe, at most this long ago. */
+	s.fault.dead = true;
+	uint64_t died = s.now;
+	run_for(&s, &a, 2000000);
+	cr_assert_eq(a.peer_failed_calls, 1);
+	cr_assert_eq(a.peer_failed_err, -FI_EIO);
+	cr_assert_leq(a.failed_at, died + 200000 + 20, "failed %lu us after the link died",
+	              (unsigned long)(a.failed_at - died));
+	sim_free(&s);
+}
+
+Test(rel, awaited_live_idle_peer_is_probed_and_never_failed)
+{
+	struct sim s = {.rng = 79};
+	struct node a, b;
+	struct gm_peer *pa, *pb;
+
+	node_init(&s, &a, 0, 51, 10);
+	node_init(&s, &b, 1, 52, 10);
+	pa = peer_to(&a, &b);
+	pb = peer_to(&b, &a);
+	settle(&s, &a, &b, pa, pb);
+	a.awaited = true;
+	gm_peer_await(pa);
+	run_for(&s, &a, 2000000); /* ten peer timeouts */
+	cr_assert_eq(a.peer_failed_calls + b.peer_failed_calls, 0);
+	uint64_t probes = gm_rel_stats(a.rel)->probes;
+	/* One per quarter timeout of silence (50 ms): about 40 in 2 s. */
+	cr_assert_geq(probes, 30);
+	cr_assert_leq(probes, 45);
+	cr_assert_eq(b.delivered, 5, "a probe reached the upper half");
+	cr_assert_eq(count(a.acked, 10), 5);
+	/* Once nothing waits any more, the probing stops. */
+	a.awaited = false;
+	run_for(&s, &a, 2000000);
+	cr_assert_leq(gm_rel_stats(a.rel)->probes, probes + 1);
+	cr_assert_eq(a.peer_failed_calls, 0);
 	sim_free(&s);
 }
 

@@ -1,0 +1,89 @@
+#!/bin/bash
+# Forged messages at a running MPI job: a station on the cluster bridge that
+# knows the job's key and live ports (as hostile.sh learns them) but is not
+# in the job sends, at both nodes,
+#   - untagged EAGER messages carrying btl gamma's header and an ob1 ACK
+#     whose request pointer is garbage (delivered, they crash the rank in
+#     mca_pml_ob1_recv_frag_callback_ack), and
+#   - a spray of STARTs of 16 MiB medium messages with their FRAGs.
+# The job (until-stop: a verified ring that runs until the test stops it)
+# must verify and exit 0; FI_GAMMA_STATS must show forged messages held
+# (the only ones released are the job's own, sent before the AV insert) and
+# the spray dropped at FI_GAMMA_UX_UNKNOWN_MAX, never holding more.
+. "$(dirname "$0")/cluster-lib.sh" fg
+INJECT=$BUILT/tools/gm-inject
+[ -x "$INJECT" ] || fail "$INJECT not built (make check builds it)"
+command -v mpirun >/dev/null || skip "mpirun not installed"
+command -v unshare >/dev/null || skip "unshare not installed"
+mpicc=${MPICC:-mpicc.openmpi}
+command -v "$mpicc" >/dev/null || mpicc=mpicc
+command -v "$mpicc" >/dev/null || skip "mpicc not installed"
+. "$top/tools/gamma-env.sh"
+"$mpicc" -O2 -o "$WORK/until-stop" "$top/tests/mpi/until-stop.c" || fail "cannot build until-stop"
+cap=262144
+
+up "$NAME" --nodes 2 --netns
+n0=gc-$NAME-n0 n1=gc-$NAME-n1
+hns=fi-$NAME hif=fi${NAME}a hbr=fi${NAME}b
+hcleanup()
+{
+	ip netns del "$hns" 2>/dev/null
+	ip link del "$hbr" 2>/dev/null
+	cleanup
+}
+trap hcleanup EXIT
+ip netns add "$hns" || fail "netns add $hns"
+ip link add "$hbr" type veth peer name "$hif" netns "$hns" || fail "veth $hbr"
+ip link set "$hbr" master "gc-$NAME-br" up || fail "attach $hbr to the bridge"
+ip -n "$hns" link set "$hif" up || fail "$hif up"
+
+mac() { ip -n "$1" -br link show dev "$1" | awk '{print $3}'; }
+macs=$(mac "$n0"),$(mac "$n1")
+ports() { ip netns exec "$1" cat /proc/net/unix | grep -o '@gamma:[0-9a-f]*:[0-9]*:[0-9]*' |
+	awk -F: '{print $4}'; }
+
+hf=$("$GC" hostfile "$NAME") || fail "hostfile"
+sub=$("$GC" subnet "$NAME") || fail "subnet"
+ready=$WORK/ready stop=$WORK/stop
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FI_GAMMA_STATS=1 \
+	FI_GAMMA_UX_UNKNOWN_MAX=$cap timeout -k 10 300 mpirun --hostfile "$hf" -np 2 --bind-to none \
+	--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
+	--mca pml ob1 --mca btl self,vader,gamma --mca btl_gamma_if_include "$n0,$n1" \
+	--mca btl_base_verbose 10 \
+	-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path -x FI_GAMMA_STATS \
+	-x FI_GAMMA_UX_UNKNOWN_MAX \
+	"$WORK/until-stop" "$ready" "$stop" >"$WORK/job.out" 2>&1 &
+job=$!
+BGPIDS="$BGPIDS $job"
+for _ in $(seq 1200); do [ -e "$ready" ] && break; kill -0 $job 2>/dev/null || break; sleep 0.1; done
+[ -e "$ready" ] || fail "the job never verified a first round: $(tail -30 "$WORK/job.out")"
+p=$( (ports "$n0"; ports "$n1") | sort -u | paste -sd,)
+key=$(grep -o 'job key 0x[0-9a-f]*' "$WORK/job.out" | head -1 | awk '{print $3}')
+[ -n "$p" ] && [ -n "$key" ] || fail "no live ports ('$p') or job key ('$key') to forge with"
+
+for f in ob1-ack start-spray; do
+	ip netns exec "$hns" timeout 30 "$INJECT" -i "$hif" -m "$macs" -p "$p" -k "$key" \
+		-F $f -r 2000 -t 2 >>"$WORK/inject.out" 2>&1 ||
+		fail "gm-inject -F $f failed: $(tail -3 "$WORK/inject.out")"
+done
+cat "$WORK/inject.out"
+kill -0 $job 2>/dev/null || fail "the job died under forged messages: $(tail -30 "$WORK/job.out")"
+touch "$stop"
+wait $job
+rc=$?
+BGPIDS=
+out=$(cat "$WORK/job.out")
+[ $rc -eq 0 ] || fail "the MPI job failed under forged messages (rc $rc): $(tail -30 <<<"$out")"
+grep -q 'until-stop: [0-9]* rounds verified on 2 ranks' <<<"$out" ||
+	fail "the job did not verify: $(tail -30 <<<"$out")"
+held_all=0
+for n in "$n0" "$n1"; do
+	line=$(grep "^gamma msg stats $n " <<<"$out") || fail "no FI_GAMMA_STATS msg line for $n: $out"
+	echo "$line"
+	read -r held rel dropped peak < <(sed -E 's/.*held ([0-9]+) released ([0-9]+) dropped ([0-9]+) \(peak ([0-9]+) B\).*/\1 \2 \3 \4/' <<<"$line")
+	[ "${peak:-0}" -le $cap ] || fail "$n: $peak bytes held from unknown sources, cap $cap"
+	[ "${dropped:-0}" -gt 0 ] || fail "$n: the 16 MiB spray never reached the cap (dropped '$dropped')"
+	held_all=$((held_all + ${held:-0}))
+done
+[ $held_all -gt 0 ] || fail "no forged message reached either node"
+ok "job verified under $(grep -o 'forged [a-z0-9-]* [0-9]*' "$WORK/inject.out" | paste -sd,) frames; $held_all messages from sources outside the AVs held, none delivered before their source was inserted, unknown-source memory within $cap B"
