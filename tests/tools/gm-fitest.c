@@ -665,7 +665,7 @@ static void run_kill(void)
 		CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 1, 0, &rc));
 		expect_ok(&B, NULL, &rc, "child recv");
 		/* keep acking until the parent's send completed, then die */
-		struct pollfd p = {.fd = down[0], .events = POLLIN};
+		struct pollfd p = {.fd = cmd, .events = POLLIN};
 		while (poll(&p, 1, 0) == 0) {
 			struct fi_cq_tagged_entry e;
 			fi_cq_read(B.cq, &e, 1);
@@ -676,7 +676,7 @@ static void run_kill(void)
 	struct fi_context sc, sc2;
 	CHK(fi_tsend(A.ep, msg, sizeof(msg), NULL, A.peer, 1, &sc));
 	expect_ok(&A, NULL, &sc, "send to live peer");
-	if (write(down[1], "k", 1) != 1)
+	if (write(cmd, "k", 1) != 1)
 		die("pipe write");
 	waitpid(pid, NULL, 0);
 	static uint8_t big[1 << 20];
