@@ -7,9 +7,12 @@
 #     mca_pml_ob1_recv_frag_callback_ack), and
 #   - a spray of STARTs of 16 MiB medium messages with their FRAGs.
 # The job (until-stop: a verified ring that runs until the test stops it)
-# must verify and exit 0; FI_GAMMA_STATS must show forged messages held
-# (the only ones released are the job's own, sent before the AV insert) and
-# the spray dropped at FI_GAMMA_UX_UNKNOWN_MAX, never holding more.
+# must verify and exit 0.  btl gamma's jobs have a secret, so the forgeries
+# (right key id, no valid MAC) must be counted as bad mac on both nodes and
+# dropped before any state: no peer failed or restarted, nothing held from
+# unknown sources beyond FI_GAMMA_UX_UNKNOWN_MAX.  (The hold of messages
+# from sources outside the AV, which a forger with the secret would meet, is
+# checked at the libfabric level: gm-fitest ux-cap in provider-veth.sh.)
 . "$(dirname "$0")/cluster-lib.sh" fg
 INJECT=$BUILT/tools/gm-inject
 [ -x "$INJECT" ] || fail "$INJECT not built (make check builds it)"
@@ -39,8 +42,9 @@ ip -n "$hns" link set "$hif" up || fail "$hif up"
 
 mac() { ip -n "$1" -br link show dev "$1" | awk '{print $3}'; }
 macs=$(mac "$n0"),$(mac "$n1")
-ports() { ip netns exec "$1" cat /proc/net/unix | grep -o '@gamma:[0-9a-f]*:[0-9]*:[0-9]*' |
-	awk -F: '{print $4}'; }
+# Live ports of node $1: root's reservations /run/gamma/NETNS-ETHERTYPE-IFINDEX-PORT
+# (provider/gm_portres.c), NETNS the inode of the node's network namespace.
+ports() { ls /run/gamma 2>/dev/null | awk -F- -v ns="$(stat -Lc %i "/run/netns/$1")" '$1 == ns {print $4}'; }
 
 hf=$("$GC" hostfile "$NAME") || fail "hostfile"
 sub=$("$GC" subnet "$NAME") || fail "subnet"
@@ -76,14 +80,16 @@ out=$(cat "$WORK/job.out")
 [ $rc -eq 0 ] || fail "the MPI job failed under forged messages (rc $rc): $(tail -30 <<<"$out")"
 grep -q 'until-stop: [0-9]* rounds verified on 2 ranks' <<<"$out" ||
 	fail "the job did not verify: $(tail -30 <<<"$out")"
-held_all=0
 for n in "$n0" "$n1"; do
 	line=$(grep "^gamma msg stats $n " <<<"$out") || fail "no FI_GAMMA_STATS msg line for $n: $out"
 	echo "$line"
 	read -r held rel dropped peak < <(sed -E 's/.*held ([0-9]+) released ([0-9]+) dropped ([0-9]+) \(peak ([0-9]+) B\).*/\1 \2 \3 \4/' <<<"$line")
 	[ "${peak:-0}" -le $cap ] || fail "$n: $peak bytes held from unknown sources, cap $cap"
-	[ "${dropped:-0}" -gt 0 ] || fail "$n: the 16 MiB spray never reached the cap (dropped '$dropped')"
-	held_all=$((held_all + ${held:-0}))
+	line=$(grep "^gamma stats $n:" <<<"$out") || fail "no FI_GAMMA_STATS line for $n: $out"
+	echo "$line"
+	read -r failed mac restarts < <(sed -E 's/.*peers failed ([0-9]+);.*bad mac ([0-9]+);.*restarts ([0-9]+).*/\1 \2 \3/' <<<"$line")
+	[ "${mac:-0}" -gt 0 ] || fail "$n: no forged frame counted as bad mac ('$mac')"
+	[ "$failed" = 0 ] && [ "$restarts" = 0 ] ||
+		fail "$n: forged frames failed ($failed) or restarted ($restarts) a real peer"
 done
-[ $held_all -gt 0 ] || fail "no forged message reached either node"
-ok "job verified under $(grep -o 'forged [a-z0-9-]* [0-9]*' "$WORK/inject.out" | paste -sd,) frames; $held_all messages from sources outside the AVs held, none delivered before their source was inserted, unknown-source memory within $cap B"
+ok "job verified under $(grep -o 'forged [a-z0-9-]* [0-9]*' "$WORK/inject.out" | paste -sd,) frames; every forgery dropped as bad mac on both nodes, unknown-source memory within $cap B"
