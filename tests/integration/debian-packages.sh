@@ -193,7 +193,7 @@ declare -A want=(
 	[libfabric-provider-gamma]="$fabdir/libgamma-fi.so /usr/share/man/man7/fi_gamma.7.gz"
 	[openmpi-btl-gamma]="$mcadir/mca_btl_gamma.so $helpdir/help-btl-gamma.txt"
 	[gamma-rawd]="/usr/libexec/gamma/gamma-rawd /etc/gamma/rawd.conf"
-	[gamma-tools]="/usr/bin/gamma-pingpong /usr/bin/gamma-stream-node"
+	[gamma-tools]="/usr/bin/gamma-pingpong /usr/bin/gamma-stream-node /usr/bin/gamma-floor"
 )
 files=
 for p in "${pkgs[@]}"; do
