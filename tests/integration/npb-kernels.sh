@@ -80,7 +80,7 @@ for k in ep is cg mg; do
 		if [ -n "$cluster" ] && [ "$np" -gt 1 ]; then
 			# The last rank's interface received the other ranks' frames.
 			got=$(($(rx_frames $((np - 1))) - before))
-			[ "$got" -gt 0 ] || fail "$k on $np ranks verified, but gc-$cluster-n$((np - 1)) received no frames"
+			[ "$got" -gt 0 ] || { cat "$log"; fail "$k on $np ranks verified, but gc-$cluster-n$((np - 1)) received no frames"; }
 			via=" ($got frames into gc-$cluster-n$((np - 1)))"
 		fi
 		echo "ok: $k S np=$np $(grep -m1 'Time in seconds' "$log" | tr -s ' ')$via"
