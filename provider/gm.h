@@ -132,6 +132,9 @@ struct gm_conn {
 	struct gm_ux *rx_cur;    /* medium message being reassembled, if unexpected */
 	struct gm_rx *rx_cur_rx; /* ... or the posted receive it lands in */
 	uint32_t rx_cur_id;
+	uint64_t rx_matched;      /* receives matched to this peer's messages so far */
+	uint64_t rx_reported;     /* ... and completed to the application, in that order */
+	struct gm_list rx_parked; /* finished receives waiting for an earlier one */
 };
 
 enum gm_tx_state { GM_TX_QUEUED, GM_TX_WAIT_CTS, GM_TX_PULLED, GM_TX_SENT };
@@ -179,6 +182,8 @@ struct gm_rx {
 	bool has_data;
 	uint32_t id; /* rendezvous: our id, echoed in RDATA */
 	struct gm_conn *conn;
+	uint64_t match_seq; /* conn->rx_matched when it matched */
+	int parked_err;     /* parked on conn->rx_parked (by entry) with this result */
 	struct gm_list rndv_entry;
 	void *buf_base; /* FI_MULTI_RECV: where this message starts */
 	struct gm_rx *multi_parent;

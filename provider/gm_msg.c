@@ -11,6 +11,16 @@
  *           unexpected large message therefore costs the receiver no
  *           buffer until a receive for it exists.
  *
+ * So a message can finish before one its peer sent earlier (an eager one
+ * overtakes a pull).  Receives are nevertheless completed in the order
+ * they matched a peer's messages, i.e. in the order the peer sent them:
+ * a finished receive is parked until every earlier one from that peer is
+ * completed.  ob1 depends on it: Open MPI 4.1's datatype engine misplaces
+ * data (by tens of bytes) or overruns when it unpacks the fragments of one
+ * message out of order into some derived types (issue #19; btl tcp
+ * striped over two links does the same).  Only matched messages wait, and
+ * each finishes without the application's help, so the wait is bounded.
+ *
  * A send completes when the peer has acknowledged every frame of it.
  * Everything here runs under the domain lock.
  */
@@ -44,6 +54,7 @@ struct gm_conn *gm_conn_of_peer(struct gm_ep *ep, struct gm_peer *peer)
 	gm_list_init(&conn->tx_queue);
 	gm_list_init(&conn->cts_wait);
 	gm_list_init(&conn->pend_entry);
+	gm_list_init(&conn->rx_parked);
 	gm_list_add_tail(&ep->conn_list, &conn->ep_entry);
 	gm_peer_set_ctx(peer, conn);
 	return conn;
@@ -320,7 +331,7 @@ void gm_msg_progress_ep(struct gm_ep *ep)
 
 static void rx_free(struct gm_rx *rx);
 
-static void rx_complete(struct gm_rx *rx, int err)
+static void rx_report(struct gm_rx *rx, int err)
 {
 	struct gm_ep *ep = rx->ep;
 	uint64_t cflags = rx->flags & (FI_RECV | FI_MSG | FI_TAGGED);
@@ -352,6 +363,40 @@ static void rx_complete(struct gm_rx *rx, int err)
 static void rx_free(struct gm_rx *rx)
 {
 	free(rx);
+}
+
+/* Complete rx, in match order among the receives matched to one peer's messages. */
+static void rx_complete(struct gm_rx *rx, int err)
+{
+	struct gm_conn *conn = rx->conn;
+	struct gm_list *pos, *tmp;
+	bool found;
+
+	if (!conn) {
+		rx_report(rx, err); /* never matched a message */
+		return;
+	}
+	if (rx->match_seq != conn->rx_reported) {
+		rx->parked_err = err;
+		gm_list_add_tail(&conn->rx_parked, &rx->entry);
+		return;
+	}
+	rx_report(rx, err);
+	conn->rx_reported++;
+	do {
+		found = false;
+		gm_list_for_each_safe(&conn->rx_parked, pos, tmp)
+		{
+			struct gm_rx *p = gm_list_entry(pos, struct gm_rx, entry);
+			if (p->match_seq != conn->rx_reported)
+				continue;
+			gm_list_del(&p->entry);
+			rx_report(p, p->parked_err);
+			conn->rx_reported++;
+			found = true;
+			break;
+		}
+	} while (found);
 }
 
 /*
@@ -392,6 +437,7 @@ static struct gm_rx *rx_take(struct gm_rx *rx, uint64_t msg_len)
 static void rx_bind_msg(struct gm_rx *rx, struct gm_conn *conn, const struct gm_msg_hdr *m)
 {
 	rx->conn = conn;
+	rx->match_seq = conn->rx_matched++;
 	rx->msg_len = m->msg_len;
 	rx->recv_len = m->msg_len < rx->len ? m->msg_len : rx->len;
 	rx->rtag = m->tag;
@@ -994,9 +1040,15 @@ void gm_msg_ep_close(struct gm_ep *ep)
 	gm_list_for_each_safe(&ep->conn_list, pos, tmp)
 	{
 		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, ep_entry);
+		struct gm_list *p2, *t2;
 		if (conn->rx_cur_rx)
 			rx_close_free(conn->rx_cur_rx);
 		conn->rx_cur_rx = NULL;
+		gm_list_for_each_safe(&conn->rx_parked, p2, t2)
+		{
+			gm_list_del(p2);
+			rx_close_free(gm_list_entry(p2, struct gm_rx, entry));
+		}
 	}
 	for (int q = 0; q < 2; q++) {
 		gm_list_for_each_safe(&ep->unexpected[q], pos, tmp)
