@@ -154,6 +154,7 @@ struct gm_tx {
 	uint64_t off;    /* bytes handed to the net so far */
 	uint32_t msg_id;
 	uint32_t recv_id;
+	uint32_t mcrc;      /* message CRC of the bytes handed to the net so far */
 	uint8_t first_type; /* EAGER, START, RTS; CTS for internal control frames */
 	bool first_sent;
 	bool internal; /* protocol frame of our own: no completion */
@@ -177,6 +178,8 @@ struct gm_rx {
 	uint64_t multi_off; /* FI_MULTI_RECV: bytes consumed */
 	/* set once matched */
 	uint64_t msg_len, recv_len, got;
+	uint32_t mcrc; /* message CRC of the bytes received so far */
+	bool corrupt;  /* a frame's mcrc disagreed: completes with FI_EIO */
 	uint64_t rtag, rdata;
 	fi_addr_t rsrc;
 	bool has_data;
@@ -201,6 +204,8 @@ struct gm_ux {
 	bool rts;        /* rendezvous: no data held, pulled when matched */
 	uint8_t *buf;    /* eager/medium data */
 	uint64_t have;
+	uint32_t mcrc;   /* message CRC of the bytes received so far */
+	int err;         /* FI_EIO once a frame's mcrc disagreed */
 	void *claim_ctx; /* FI_CLAIM: reserved for the receive with this context */
 	bool claimed;
 	struct gm_rx *bound; /* matched while still being reassembled */
@@ -284,6 +289,9 @@ struct gm_ux *gm_match_unexpected(struct gm_list *ux, fi_addr_t src, uint64_t ta
 				  uint64_t ignore, void *claim_ctx, bool claim);
 size_t gm_iov_copy_to(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
 		      size_t len);
+/* gm_iov_copy_to, chaining *crc (gm_crc32c) over the bytes copied. */
+size_t gm_iov_copy_to_crc(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
+			  size_t len, uint32_t *crc);
 size_t gm_iov_copy_from(const struct iovec *iov, size_t cnt, uint64_t off, void *dst, size_t len);
 uint64_t gm_iov_len(const struct iovec *iov, size_t cnt);
 

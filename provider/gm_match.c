@@ -88,6 +88,26 @@ size_t gm_iov_copy_to(const struct iovec *iov, size_t cnt, uint64_t off, const v
 	return done;
 }
 
+size_t gm_iov_copy_to_crc(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
+			  size_t len, uint32_t *crc)
+{
+	size_t done = 0;
+
+	for (size_t i = 0; i < cnt && done < len; i++) {
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		size_t n = iov[i].iov_len - off;
+		if (n > len - done)
+			n = len - done;
+		*crc = gm_crc32c_copy(*crc, (char *)iov[i].iov_base + off, (const char *)src + done, n);
+		done += n;
+		off = 0;
+	}
+	return done;
+}
+
 size_t gm_iov_copy_from(const struct iovec *iov, size_t cnt, uint64_t off, void *dst, size_t len)
 {
 	size_t done = 0;

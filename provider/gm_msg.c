@@ -151,47 +151,53 @@ static int tx_send_one(struct gm_tx *tx, size_t max_body)
 	uint8_t thdr[sizeof(struct gm_msg_hdr)];
 	struct iovec iov[GM_IOV_LIMIT];
 	size_t thlen, chunk, niov = 0;
+	uint32_t mcrc = tx->mcrc;
 	uint8_t type;
 	int ret;
 
 	if (!tx->first_sent) {
 		type = tx->first_type;
-		if (type == GM_FT_CTS) {
-			thlen = sizeof(struct gm_cts_hdr);
-			memcpy(thdr, tx->inject_buf, thlen);
-			chunk = 0;
-		} else {
-			struct gm_msg_hdr m = {
-				.msg_id = tx->msg_id,
-				.mflags = ((tx->flags & FI_TAGGED) ? GM_M_TAGGED : 0) |
-					  ((tx->flags & FI_REMOTE_CQ_DATA) ? GM_M_DATA : 0),
-				.tag = tx->tag,
-				.data = tx->data,
-				.msg_len = tx->len,
-			};
-			gm_msg_hdr_encode(thdr, &m);
-			thlen = sizeof(m);
-			chunk = type == GM_FT_RTS ? 0 : max_body - thlen;
-		}
+		thlen = type == GM_FT_CTS ? sizeof(struct gm_cts_hdr) : sizeof(struct gm_msg_hdr);
+		chunk = type == GM_FT_CTS || type == GM_FT_RTS ? 0 : max_body - thlen;
 	} else {
-		struct gm_frag_hdr f = {
-			.msg_id = tx->state == GM_TX_PULLED ? tx->recv_id : tx->msg_id,
-			.offset = tx->off,
-		};
 		type = tx->state == GM_TX_PULLED ? GM_FT_RDATA : GM_FT_FRAG;
-		gm_frag_hdr_encode(thdr, &f);
-		thlen = sizeof(f);
+		thlen = sizeof(struct gm_frag_hdr);
 		chunk = max_body - thlen;
 	}
 	if (chunk > tx->limit - tx->off)
 		chunk = tx->limit - tx->off;
 	if (chunk)
 		niov = iov_slice(tx->iov, tx->iov_count, tx->off, chunk, iov);
+	/* The header precedes the payload, so the message CRC is a pass of its own. */
+	for (size_t i = 0; i < niov; i++)
+		mcrc = gm_crc32c(mcrc, iov[i].iov_base, iov[i].iov_len);
+	if (type == GM_FT_CTS) {
+		memcpy(thdr, tx->inject_buf, thlen);
+	} else if (!tx->first_sent) {
+		struct gm_msg_hdr m = {
+			.msg_id = tx->msg_id,
+			.mflags = ((tx->flags & FI_TAGGED) ? GM_M_TAGGED : 0) |
+				  ((tx->flags & FI_REMOTE_CQ_DATA) ? GM_M_DATA : 0),
+			.tag = tx->tag,
+			.data = tx->data,
+			.msg_len = tx->len,
+			.mcrc = mcrc,
+		};
+		gm_msg_hdr_encode(thdr, &m);
+	} else {
+		struct gm_frag_hdr f = {
+			.msg_id = tx->state == GM_TX_PULLED ? tx->recv_id : tx->msg_id,
+			.offset = tx->off,
+			.mcrc = mcrc,
+		};
+		gm_frag_hdr_encode(thdr, &f);
+	}
 	ret = gm_peer_send(tx->conn->peer, type, thdr, thlen, iov, niov, tx);
 	if (ret)
 		return ret;
 	tx->first_sent = true;
 	tx->off += chunk;
+	tx->mcrc = mcrc;
 	tx->unacked++;
 	return 0;
 }
@@ -434,6 +440,55 @@ static struct gm_rx *rx_take(struct gm_rx *rx, uint64_t msg_len)
 	return s;
 }
 
+/* A frame's mcrc disagreed with the bytes it brought: the message fails. */
+static void msg_corrupt(struct gm_ep *ep, struct gm_conn *conn, uint64_t offset)
+{
+	GM_WARN(FI_LOG_EP_DATA,
+		"message from fi_addr %ld failed its CRC at offset %lu: completed with FI_EIO\n",
+		(long)conn->fi_addr, (unsigned long)offset);
+	gm_net_count_bad_msg(ep->dom->net);
+}
+
+/*
+ * Place a payload at off in rx (what fits: the rest is truncated) and check
+ * the message CRC through it against the frame's; false on a mismatch.
+ */
+static bool rx_place(struct gm_rx *rx, uint64_t off, const uint8_t *data, size_t dlen,
+		     uint32_t want)
+{
+	uint32_t crc = rx->mcrc;
+	size_t n = 0;
+
+	if (off < rx->recv_len)
+		n = rx->recv_len - off < dlen ? rx->recv_len - off : dlen;
+	if (n)
+		gm_iov_copy_to_crc(rx->iov, rx->iov_count, off, data, n, &crc);
+	if (n < dlen)
+		crc = gm_crc32c(crc, data + n, dlen - n);
+	if (crc != want) {
+		rx->corrupt = true;
+		msg_corrupt(rx->ep, rx->conn, off);
+		return false;
+	}
+	rx->mcrc = crc;
+	return true;
+}
+
+/* The same for an unexpected message, into its own buffer. */
+static bool ux_place(struct gm_ux *ux, uint64_t off, const uint8_t *data, size_t dlen,
+		     uint32_t want)
+{
+	uint32_t crc = dlen ? gm_crc32c_copy(ux->mcrc, ux->buf + off, data, dlen) : ux->mcrc;
+
+	if (crc != want) {
+		ux->err = FI_EIO;
+		msg_corrupt(ux->conn->ep, ux->conn, off);
+		return false;
+	}
+	ux->mcrc = crc;
+	return true;
+}
+
 static void rx_bind_msg(struct gm_rx *rx, struct gm_conn *conn, const struct gm_msg_hdr *m)
 {
 	rx->conn = conn;
@@ -445,6 +500,8 @@ static void rx_bind_msg(struct gm_rx *rx, struct gm_conn *conn, const struct gm_
 	rx->has_data = m->mflags & GM_M_DATA;
 	rx->rsrc = conn_src(conn);
 	rx->got = 0;
+	rx->mcrc = 0;
+	rx->corrupt = false;
 }
 
 /* The receiver side of rendezvous: pull the message into rx. */
@@ -490,9 +547,10 @@ static void ux_deliver(struct gm_ux *ux, struct gm_rx *rx)
 	if (ux->rts) {
 		rx_pull(rx, ux->msg_id);
 	} else if (ux->have == ux->msg_len) {
-		gm_iov_copy_to(rx->iov, rx->iov_count, 0, ux->buf, rx->recv_len);
+		if (!ux->err)
+			gm_iov_copy_to(rx->iov, rx->iov_count, 0, ux->buf, rx->recv_len);
 		rx->got = rx->recv_len;
-		rx_complete(rx, 0);
+		rx_complete(rx, ux->err);
 	} else {
 		/* Still arriving: the FRAG handler finishes it. */
 		ux->bound = rx;
@@ -760,11 +818,10 @@ static void on_msg_first(struct gm_ep *ep, struct gm_conn *conn, uint8_t type, c
 			rx_pull(rx, m.msg_id);
 			return;
 		}
-		size_t n = dlen < rx->recv_len ? dlen : rx->recv_len;
-		gm_iov_copy_to(rx->iov, rx->iov_count, 0, data, n);
+		rx_place(rx, 0, data, dlen, m.mcrc);
 		rx->got = dlen;
 		if (type == GM_FT_EAGER || rx->got == rx->msg_len) {
-			rx_complete(rx, 0);
+			rx_complete(rx, rx->corrupt ? FI_EIO : 0);
 		} else {
 			conn->rx_cur_rx = rx;
 			conn->rx_cur = NULL;
@@ -777,8 +834,7 @@ static void on_msg_first(struct gm_ep *ep, struct gm_conn *conn, uint8_t type, c
 		GM_WARN(FI_LOG_EP_DATA, "out of memory for an unexpected message: dropped\n");
 		return;
 	}
-	if (dlen)
-		memcpy(ux->buf, data, dlen);
+	ux_place(ux, 0, data, dlen, m.mcrc);
 	ux->have = dlen;
 	if (type == GM_FT_START && ux->have < ux->msg_len) {
 		conn->rx_cur = ux;
@@ -820,14 +876,12 @@ static void on_frag(struct gm_ep *ep, struct gm_conn *conn, const void *body, si
 			GM_WARN(FI_LOG_EP_DATA, "dropping out-of-place fragment\n");
 			return;
 		}
-		if (f.offset < rx->recv_len) {
-			size_t n = rx->recv_len - f.offset < dlen ? rx->recv_len - f.offset : dlen;
-			gm_iov_copy_to(rx->iov, rx->iov_count, f.offset, data, n);
-		}
+		if (!rx->corrupt)
+			rx_place(rx, f.offset, data, dlen, f.mcrc);
 		rx->got += dlen;
 		if (rx->got == rx->msg_len) {
 			conn->rx_cur_rx = NULL;
-			rx_complete(rx, 0);
+			rx_complete(rx, rx->corrupt ? FI_EIO : 0);
 		}
 		return;
 	}
@@ -836,17 +890,20 @@ static void on_frag(struct gm_ep *ep, struct gm_conn *conn, const void *body, si
 		GM_WARN(FI_LOG_EP_DATA, "dropping out-of-place fragment\n");
 		return;
 	}
-	memcpy(ux->buf + f.offset, data, dlen);
+	if (!ux->err)
+		ux_place(ux, f.offset, data, dlen, f.mcrc);
 	ux->have += dlen;
 	if (ux->have == ux->msg_len) {
 		conn->rx_cur = NULL;
 		if (ux->bound) {
 			struct gm_rx *rx = ux->bound;
+			int err = ux->err;
 			gm_list_del(&ux->entry);
-			gm_iov_copy_to(rx->iov, rx->iov_count, 0, ux->buf, rx->recv_len);
+			if (!err)
+				gm_iov_copy_to(rx->iov, rx->iov_count, 0, ux->buf, rx->recv_len);
 			rx->got = rx->recv_len;
 			ux_free(ux);
-			rx_complete(rx, 0);
+			rx_complete(rx, err);
 		}
 	}
 }
@@ -866,6 +923,7 @@ static void on_cts(struct gm_ep *ep, struct gm_conn *conn, const void *body, siz
 		tx->recv_id = c.recv_id;
 		tx->limit = c.len < tx->len ? c.len : tx->len;
 		tx->off = 0;
+		tx->mcrc = 0;
 		if (!tx->limit) {
 			tx->state = GM_TX_SENT;
 			tx_maybe_complete(tx);
@@ -895,11 +953,12 @@ static void on_rdata(struct gm_ep *ep, struct gm_conn *conn, const void *body, s
 			GM_WARN(FI_LOG_EP_DATA, "dropping out-of-place rendezvous data\n");
 			return;
 		}
-		gm_iov_copy_to(rx->iov, rx->iov_count, f.offset, data, dlen);
+		if (!rx->corrupt)
+			rx_place(rx, f.offset, data, dlen, f.mcrc);
 		rx->got += dlen;
 		if (rx->got == rx->recv_len) {
 			gm_list_del(&rx->rndv_entry);
-			rx_complete(rx, 0);
+			rx_complete(rx, rx->corrupt ? FI_EIO : 0);
 		}
 		return;
 	}
