@@ -20,13 +20,15 @@
 #include "gm.h"
 #include "gm_rel.h"
 
-#define MTU    1500
-#define MAXQ   60000
-#define NPOST  8  /* receive buffers per node, as the BTL posts a ring */
-#define NSEND  32 /* sends in flight per node: more than the peer posted */
-#define BUFSZ  (24 * 1024)
-#define RNDV   (8 * 1024) /* FI_GAMMA_RNDV_THRESHOLD for the tests */
-#define WINDOW 64
+#define MTU       1500
+#define MAXQ      60000
+#define NPOST     8  /* receive buffers per node, as the BTL posts a ring */
+#define NSEND     32 /* sends in flight per node: more than the peer posted */
+#define BUFSZ     (24 * 1024)
+#define RNDV      (8 * 1024) /* FI_GAMMA_RNDV_THRESHOLD for the tests */
+#define WINDOW    64
+#define MULTI_LEN (4 * BUFSZ)
+#define CQ_CAP    4096
 
 /* ---- what gm_msg.c needs from the rest of the provider ---- */
 
@@ -39,18 +41,18 @@ size_t gm_net_max_body(const struct gm_net *net)
 	return MTU - sizeof(struct gm_hdr);
 }
 
-static void record(struct gm_cq *cq, void *context, size_t len, int err);
+static void record(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf, int err);
 
 void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
                  uint64_t data, uint64_t tag, fi_addr_t src)
 {
-	record(cq, context, len, 0);
+	record(cq, context, flags, len, buf, 0);
 }
 
 void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
                      uint64_t data, uint64_t tag, size_t olen, int err)
 {
-	record(cq, context, len, err);
+	record(cq, context, flags, len, buf, err);
 }
 
 static unsigned g_bad_msgs;
@@ -108,6 +110,7 @@ struct tbuf {
 	uint8_t *mem;
 	bool busy;
 	bool is_send;
+	bool multi;     /* an FI_MULTI_RECV buffer of MULTI_LEN bytes */
 	bool completed; /* in the CQ, not yet read */
 	size_t clen;
 	int cerr;
@@ -129,7 +132,13 @@ struct tnode {
 	/* send side */
 	uint32_t next_send, nmsg, send_done;
 	/* the CQ: completions in the order the provider wrote them */
-	struct tbuf *cq[NPOST + NSEND];
+	struct tcqe {
+		struct tbuf *b;
+		void *buf;
+		size_t len;
+		uint64_t flags;
+		int err;
+	} cq[CQ_CAP];
 	unsigned cq_head, cq_count;
 	/* receive side */
 	uint32_t next_in_order;
@@ -255,31 +264,33 @@ static void fill(struct tbuf *b, int sender, uint32_t idx, size_t len)
 }
 
 static size_t g_post_len = BUFSZ; /* receive buffer size: smaller truncates */
+static bool g_multi;              /* receive into two FI_MULTI_RECV buffers instead */
 
 static void post_recv(struct tbuf *b)
 {
-	struct iovec iov = {.iov_base = b->mem, .iov_len = g_post_len};
+	struct iovec iov = {.iov_base = b->mem, .iov_len = b->multi ? MULTI_LEN : g_post_len};
 
-	memset(b->mem, 0xEE, BUFSZ);
+	memset(b->mem, 0xEE, iov.iov_len);
 	b->busy = true;
-	cr_assert_eq(gm_msg_recv(&b->nd->ep, &iov, 1, FI_ADDR_UNSPEC, 0, 0, b, FI_RECV | FI_MSG),
+	cr_assert_eq(gm_msg_recv(&b->nd->ep, &iov, 1, FI_ADDR_UNSPEC, 0, 0, b,
+	                         FI_RECV | FI_MSG | (b->multi ? FI_MULTI_RECV : 0)),
 	             0);
 }
 
-static void check_recv(struct tnode *nd, struct tbuf *b, size_t len)
+static void check_recv(struct tnode *nd, const uint8_t *mem, size_t len)
 {
 	uint32_t idx;
 	int sender = !nd->id;
 
 	cr_assert_geq(len, sizeof(idx), "node %d: %zu-byte message", nd->id, len);
-	memcpy(&idx, b->mem, sizeof(idx));
+	memcpy(&idx, mem, sizeof(idx));
 	cr_assert_lt(idx, nd->sim->nodes[sender]->nmsg, "node %d: bad index %u", nd->id, idx);
 	cr_assert_eq(len, g_len_of(idx) < g_post_len ? g_len_of(idx) : g_post_len,
 	             "node %d message %u: %zu bytes, sent %zu", nd->id, idx, len, g_len_of(idx));
 	for (size_t j = sizeof(idx); j < len; j++)
-		cr_assert_eq(b->mem[j], pattern(sender, idx, j),
+		cr_assert_eq(mem[j], pattern(sender, idx, j),
 		             "node %d message %u (%zu bytes): byte %zu is %#x, sent %#x", nd->id,
-		             idx, len, j, b->mem[j], pattern(sender, idx, j));
+		             idx, len, j, mem[j], pattern(sender, idx, j));
 	cr_assert_eq(nd->seen[idx], 0, "node %d: message %u delivered twice", nd->id, idx);
 	/* ob1 needs a peer's messages in the order they were sent (issue #19). */
 	cr_assert_eq(idx, nd->next_in_order, "node %d: message %u completed before message %u",
@@ -291,25 +302,39 @@ static void check_recv(struct tnode *nd, struct tbuf *b, size_t len)
 }
 
 /* A completion is read later, as the BTL reads its CQ after progress. */
-static void record(struct gm_cq *cq, void *context, size_t len, int err)
+static void record(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf, int err)
 {
 	struct tbuf *b = context;
+	struct tnode *nd = b->nd;
 
-	cr_assert(b->busy && !b->completed, "completion for an idle buffer");
-	cr_assert_eq(cq, b->is_send ? &b->nd->txcq : &b->nd->rxcq);
+	cr_assert(b->busy && (b->multi || !b->completed), "completion for an idle buffer");
+	cr_assert_eq(cq, b->is_send ? &nd->txcq : &nd->rxcq);
+	if (b->multi)
+		cr_assert(buf >= (void *)b->mem && (uint8_t *)buf + len <= b->mem + MULTI_LEN,
+		          "multi-recv completion outside its buffer");
 	b->completed = true;
-	b->clen = len;
-	b->cerr = err;
-	cr_assert_lt(b->nd->cq_count, NPOST + NSEND);
-	b->nd->cq[(b->nd->cq_head + b->nd->cq_count++) % (NPOST + NSEND)] = b;
+	cr_assert_lt(nd->cq_count, CQ_CAP);
+	nd->cq[(nd->cq_head + nd->cq_count++) % CQ_CAP] =
+	    (struct tcqe){.b = b, .buf = buf, .len = len, .flags = flags, .err = err};
 }
 
-static void read_completion(struct tbuf *b)
+static void read_completion(const struct tcqe *e)
 {
+	struct tbuf *b = e->b;
 	struct tnode *nd = b->nd;
-	size_t len = b->clen;
-	int err = b->cerr;
+	size_t len = e->len;
+	int err = e->err;
+	const uint8_t *mem = b->multi ? e->buf : b->mem;
 
+	if (b->multi) {
+		cr_assert_eq(err, 0);
+		check_recv(nd, mem, len);
+		if (e->flags & FI_MULTI_RECV) {
+			b->busy = false; /* released: post it again */
+			post_recv(b);
+		}
+		return;
+	}
 	b->completed = false;
 	b->busy = false;
 	if (b->is_send) {
@@ -321,13 +346,13 @@ static void read_completion(struct tbuf *b)
 		return;
 	}
 	if (err == FI_ETRUNC && g_len_of(*(uint32_t *)b->mem) > g_post_len) {
-		check_recv(nd, b, len); /* what fits must be right */
+		check_recv(nd, mem, len); /* what fits must be right */
 	} else if (err) {
 		nd->rx_errors++;
 		nd->last_rx_err = err;
 		nd->next_in_order++;
 	} else {
-		check_recv(nd, b, len);
+		check_recv(nd, mem, len);
 	}
 	post_recv(b);
 }
@@ -373,9 +398,14 @@ static void node_init(struct tsim *s, struct tnode *nd, int id, uint32_t nmsg, u
 	cr_assert_eq(gm_rel_port_open(nd->rel, PORT[id], GM_CLASS_HIGH, 0xC0FFEE, 1000u + id * 77u,
 	                              &gm_msg_port_ops, ep, &ep->port),
 	             0);
+	/* Every slice has room for the largest message. */
+	ep->min_multi_recv = BUFSZ;
 	for (int i = 0; i < NPOST; i++) {
-		nd->rbuf[i] = (struct tbuf){.nd = nd, .mem = malloc(BUFSZ)};
-		post_recv(&nd->rbuf[i]);
+		bool multi = g_multi && i < 2;
+		nd->rbuf[i] = (struct tbuf){
+		    .nd = nd, .mem = malloc(multi ? MULTI_LEN : BUFSZ), .multi = multi};
+		if (!g_multi || multi)
+			post_recv(&nd->rbuf[i]);
 	}
 	for (int i = 0; i < NSEND; i++)
 		nd->sbuf[i] = (struct tbuf){.nd = nd, .mem = malloc(BUFSZ), .is_send = true};
@@ -432,10 +462,10 @@ static void sim_step(struct tsim *s)
 	for (int n = 0; n < 2; n++) {
 		struct tnode *nd = s->nodes[n];
 		while (nd->cq_count) {
-			struct tbuf *b = nd->cq[nd->cq_head];
-			nd->cq_head = (nd->cq_head + 1) % (NPOST + NSEND);
+			struct tcqe e = nd->cq[nd->cq_head];
+			nd->cq_head = (nd->cq_head + 1) % CQ_CAP;
 			nd->cq_count--;
-			read_completion(b);
+			read_completion(&e);
 		}
 		node_send(nd);
 		gm_msg_progress_ep(&nd->ep);
@@ -584,4 +614,12 @@ Test(msg, truncated_receives)
 	g_post_len = RNDV + 1000;
 	for (uint64_t seed = 1; seed <= 3; seed++)
 		run(seed, &lossy, 200, len_mixed, true);
+}
+
+/* Two FI_MULTI_RECV buffers taking turns: slices in order, each message whole. */
+Test(msg, multi_recv)
+{
+	g_multi = true;
+	for (uint64_t seed = 1; seed <= 4; seed++)
+		run(seed, &lossy, 300, len_mixed, true);
 }
