@@ -289,7 +289,7 @@ struct gm_ux *gm_match_unexpected(struct gm_list *ux, fi_addr_t src, uint64_t ta
 				  uint64_t ignore, void *claim_ctx, bool claim);
 size_t gm_iov_copy_to(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
 		      size_t len);
-/* gm_iov_copy_to, chaining *crc (gm_crc32c) over the bytes copied. */
+/* gm_iov_copy_to, chaining *crc (gm_crc32c) over the bytes copied (crc NULL: none). */
 size_t gm_iov_copy_to_crc(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
 			  size_t len, uint32_t *crc);
 size_t gm_iov_copy_from(const struct iovec *iov, size_t cnt, uint64_t off, void *dst, size_t len);
