@@ -181,6 +181,9 @@ struct gm_conn {
 	struct gm_rx *rx_cur_rx; /* ... or the posted receive it lands in */
 	uint32_t rx_cur_id;
 	size_t ux_bytes; /* held in unexpected messages from this peer (FI_GAMMA_UX_PEER_MAX) */
+	uint64_t rx_matched;      /* receives matched to this peer's messages so far */
+	uint64_t rx_reported;     /* ... and completed to the application, in that order */
+	struct gm_list rx_parked; /* finished receives waiting for an earlier one */
 };
 
 enum gm_tx_state { GM_TX_QUEUED, GM_TX_WAIT_CTS, GM_TX_PULLED, GM_TX_SENT };
@@ -201,6 +204,7 @@ struct gm_tx {
 	uint64_t off;    /* bytes handed to the net so far */
 	uint32_t msg_id;
 	uint32_t recv_id;
+	uint32_t mcrc;      /* message CRC of the bytes handed to the net so far */
 	uint8_t first_type; /* EAGER, START, RTS; CTS for internal control frames */
 	bool first_sent;
 	bool internal; /* protocol frame of our own: no completion */
@@ -224,11 +228,15 @@ struct gm_rx {
 	uint64_t multi_off; /* FI_MULTI_RECV: bytes consumed */
 	/* set once matched */
 	uint64_t msg_len, recv_len, got;
+	uint32_t mcrc; /* message CRC of the bytes received so far */
+	bool corrupt;  /* a frame's mcrc disagreed: completes with FI_EIO */
 	uint64_t rtag, rdata;
 	fi_addr_t rsrc;
 	bool has_data;
 	uint32_t id; /* rendezvous: our id, echoed in RDATA */
 	struct gm_conn *conn;
+	uint64_t match_seq; /* conn->rx_matched when it matched */
+	int parked_err;     /* parked on conn->rx_parked (by entry) with this result */
 	struct gm_list rndv_entry;
 	void *buf_base; /* FI_MULTI_RECV: where this message starts */
 	struct gm_rx *multi_parent;
@@ -246,6 +254,8 @@ struct gm_ux {
 	bool rts;        /* rendezvous: no data held, pulled when matched */
 	uint8_t *buf;    /* eager/medium data */
 	uint64_t have;
+	uint32_t mcrc;   /* message CRC of the bytes received so far */
+	int err;         /* FI_EIO once a frame's mcrc disagreed */
 	void *claim_ctx; /* FI_CLAIM: reserved for the receive with this context */
 	bool claimed;
 	struct gm_rx *bound; /* matched while still being reassembled */
@@ -377,6 +387,9 @@ struct gm_ux *gm_match_unexpected(struct gm_list *ux, fi_addr_t src, uint64_t ta
 				  uint64_t ignore, void *claim_ctx, bool claim);
 size_t gm_iov_copy_to(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
 		      size_t len);
+/* gm_iov_copy_to, chaining *crc (gm_crc32c) over the bytes copied (crc NULL: none). */
+size_t gm_iov_copy_to_crc(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
+			  size_t len, uint32_t *crc);
 size_t gm_iov_copy_from(const struct iovec *iov, size_t cnt, uint64_t off, void *dst, size_t len);
 uint64_t gm_iov_len(const struct iovec *iov, size_t cnt);
 

@@ -72,6 +72,13 @@ uint64_t gm_iov_len(const struct iovec *iov, size_t cnt)
 size_t gm_iov_copy_to(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
 		      size_t len)
 {
+	return gm_iov_copy_to_crc(iov, cnt, off, src, len, NULL);
+}
+
+/* The same, chaining *crc over the bytes copied unless crc is NULL. */
+size_t gm_iov_copy_to_crc(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
+			  size_t len, uint32_t *crc)
+{
 	size_t done = 0;
 
 	for (size_t i = 0; i < cnt && done < len; i++) {
@@ -82,7 +89,11 @@ size_t gm_iov_copy_to(const struct iovec *iov, size_t cnt, uint64_t off, const v
 		size_t n = iov[i].iov_len - off;
 		if (n > len - done)
 			n = len - done;
-		memcpy((char *)iov[i].iov_base + off, (const char *)src + done, n);
+		char *dst = (char *)iov[i].iov_base + off;
+		if (crc)
+			*crc = gm_crc32c_copy(*crc, dst, (const char *)src + done, n);
+		else
+			memcpy(dst, (const char *)src + done, n);
 		done += n;
 		off = 0;
 	}

@@ -11,6 +11,16 @@
  *           unexpected large message therefore costs the receiver no
  *           buffer until a receive for it exists.
  *
+ * So a message can finish before one its peer sent earlier (an eager one
+ * overtakes a pull).  Receives are nevertheless completed in the order
+ * they matched a peer's messages, i.e. in the order the peer sent them:
+ * a finished receive is parked until every earlier one from that peer is
+ * completed.  ob1 depends on it: Open MPI 4.1's datatype engine misplaces
+ * data (by tens of bytes) or overruns when it unpacks the fragments of one
+ * message out of order into some derived types (issue #19; btl tcp
+ * striped over two links does the same).  Only matched messages wait, and
+ * each finishes without the application's help, so the wait is bounded.
+ *
  * A send completes once its data is buffered (see tx_maybe_complete).
  * Everything here runs under the domain lock.
  */
@@ -54,6 +64,7 @@ struct gm_conn *gm_conn_of_peer(struct gm_ep *ep, struct gm_peer *peer)
 	gm_list_init(&conn->tx_queue);
 	gm_list_init(&conn->cts_wait);
 	gm_list_init(&conn->pend_entry);
+	gm_list_init(&conn->rx_parked);
 	gm_list_add_tail(&ep->conn_list, &conn->ep_entry);
 	gm_peer_set_ctx(peer, conn);
 	return conn;
@@ -172,47 +183,53 @@ static int tx_send_one(struct gm_tx *tx, size_t max_body)
 	uint8_t thdr[sizeof(struct gm_msg_hdr)];
 	struct iovec iov[GM_IOV_LIMIT];
 	size_t thlen, chunk, niov = 0;
+	uint32_t mcrc = tx->mcrc;
 	uint8_t type;
 	int ret;
 
 	if (!tx->first_sent) {
 		type = tx->first_type;
-		if (type == GM_FT_CTS) {
-			thlen = sizeof(struct gm_cts_hdr);
-			memcpy(thdr, tx->inject_buf, thlen);
-			chunk = 0;
-		} else {
-			struct gm_msg_hdr m = {
-				.msg_id = tx->msg_id,
-				.mflags = ((tx->flags & FI_TAGGED) ? GM_M_TAGGED : 0) |
-					  ((tx->flags & FI_REMOTE_CQ_DATA) ? GM_M_DATA : 0),
-				.tag = tx->tag,
-				.data = tx->data,
-				.msg_len = tx->len,
-			};
-			gm_msg_hdr_encode(thdr, &m);
-			thlen = sizeof(m);
-			chunk = type == GM_FT_RTS ? 0 : max_body - thlen;
-		}
+		thlen = type == GM_FT_CTS ? sizeof(struct gm_cts_hdr) : sizeof(struct gm_msg_hdr);
+		chunk = type == GM_FT_CTS || type == GM_FT_RTS ? 0 : max_body - thlen;
 	} else {
-		struct gm_frag_hdr f = {
-			.msg_id = tx->state == GM_TX_PULLED ? tx->recv_id : tx->msg_id,
-			.offset = tx->off,
-		};
 		type = tx->state == GM_TX_PULLED ? GM_FT_RDATA : GM_FT_FRAG;
-		gm_frag_hdr_encode(thdr, &f);
-		thlen = sizeof(f);
+		thlen = sizeof(struct gm_frag_hdr);
 		chunk = max_body - thlen;
 	}
 	if (chunk > tx->limit - tx->off)
 		chunk = tx->limit - tx->off;
 	if (chunk)
 		niov = iov_slice(tx->iov, tx->iov_count, tx->off, chunk, iov);
+	/* The header precedes the payload, so the message CRC is a pass of its own. */
+	for (size_t i = 0; i < niov; i++)
+		mcrc = gm_crc32c(mcrc, iov[i].iov_base, iov[i].iov_len);
+	if (type == GM_FT_CTS) {
+		memcpy(thdr, tx->inject_buf, thlen);
+	} else if (!tx->first_sent) {
+		struct gm_msg_hdr m = {
+			.msg_id = tx->msg_id,
+			.mflags = ((tx->flags & FI_TAGGED) ? GM_M_TAGGED : 0) |
+				  ((tx->flags & FI_REMOTE_CQ_DATA) ? GM_M_DATA : 0),
+			.tag = tx->tag,
+			.data = tx->data,
+			.msg_len = tx->len,
+			.mcrc = mcrc,
+		};
+		gm_msg_hdr_encode(thdr, &m);
+	} else {
+		struct gm_frag_hdr f = {
+			.msg_id = tx->state == GM_TX_PULLED ? tx->recv_id : tx->msg_id,
+			.offset = tx->off,
+			.mcrc = mcrc,
+		};
+		gm_frag_hdr_encode(thdr, &f);
+	}
 	ret = gm_peer_send(tx->conn->peer, type, thdr, thlen, iov, niov, tx);
 	if (ret)
 		return ret;
 	tx->first_sent = true;
 	tx->off += chunk;
+	tx->mcrc = mcrc;
 	tx->unacked++;
 	return 0;
 }
@@ -364,7 +381,7 @@ void gm_msg_progress_ep(struct gm_ep *ep)
 
 static void rx_free(struct gm_rx *rx);
 
-static void rx_complete(struct gm_rx *rx, int err)
+static void rx_report(struct gm_rx *rx, int err)
 {
 	struct gm_ep *ep = rx->ep;
 	uint64_t cflags = rx->flags & (FI_RECV | FI_MSG | FI_TAGGED);
@@ -396,6 +413,40 @@ static void rx_complete(struct gm_rx *rx, int err)
 static void rx_free(struct gm_rx *rx)
 {
 	free(rx);
+}
+
+/* Complete rx, in match order among the receives matched to one peer's messages. */
+static void rx_complete(struct gm_rx *rx, int err)
+{
+	struct gm_conn *conn = rx->conn;
+	struct gm_list *pos, *tmp;
+	bool found;
+
+	if (!conn) {
+		rx_report(rx, err); /* never matched a message */
+		return;
+	}
+	if (rx->match_seq != conn->rx_reported) {
+		rx->parked_err = err;
+		gm_list_add_tail(&conn->rx_parked, &rx->entry);
+		return;
+	}
+	rx_report(rx, err);
+	conn->rx_reported++;
+	do {
+		found = false;
+		gm_list_for_each_safe(&conn->rx_parked, pos, tmp)
+		{
+			struct gm_rx *p = gm_list_entry(pos, struct gm_rx, entry);
+			if (p->match_seq != conn->rx_reported)
+				continue;
+			gm_list_del(&p->entry);
+			rx_report(p, p->parked_err);
+			conn->rx_reported++;
+			found = true;
+			break;
+		}
+	} while (found);
 }
 
 /*
@@ -433,9 +484,59 @@ static struct gm_rx *rx_take(struct gm_rx *rx, uint64_t msg_len)
 	return s;
 }
 
+/* A frame's mcrc disagreed with the bytes it brought: the message fails. */
+static void msg_corrupt(struct gm_ep *ep, struct gm_conn *conn, uint64_t offset)
+{
+	GM_WARN(FI_LOG_EP_DATA,
+		"message from fi_addr %ld failed its CRC at offset %lu: completed with FI_EIO\n",
+		(long)conn->fi_addr, (unsigned long)offset);
+	gm_net_count_bad_msg(ep->dom->net);
+}
+
+/*
+ * Place a payload at off in rx (what fits: the rest is truncated) and check
+ * the message CRC through it against the frame's; false on a mismatch.
+ */
+static bool rx_place(struct gm_rx *rx, uint64_t off, const uint8_t *data, size_t dlen,
+		     uint32_t want)
+{
+	uint32_t crc = rx->mcrc;
+	size_t n = 0;
+
+	if (off < rx->recv_len)
+		n = rx->recv_len - off < dlen ? rx->recv_len - off : dlen;
+	if (n)
+		gm_iov_copy_to_crc(rx->iov, rx->iov_count, off, data, n, &crc);
+	if (n < dlen)
+		crc = gm_crc32c(crc, data + n, dlen - n);
+	if (crc != want) {
+		rx->corrupt = true;
+		msg_corrupt(rx->ep, rx->conn, off);
+		return false;
+	}
+	rx->mcrc = crc;
+	return true;
+}
+
+/* The same for an unexpected message, into its own buffer. */
+static bool ux_place(struct gm_ux *ux, uint64_t off, const uint8_t *data, size_t dlen,
+		     uint32_t want)
+{
+	uint32_t crc = dlen ? gm_crc32c_copy(ux->mcrc, ux->buf + off, data, dlen) : ux->mcrc;
+
+	if (crc != want) {
+		ux->err = FI_EIO;
+		msg_corrupt(ux->conn->ep, ux->conn, off);
+		return false;
+	}
+	ux->mcrc = crc;
+	return true;
+}
+
 static void rx_bind_msg(struct gm_rx *rx, struct gm_conn *conn, const struct gm_msg_hdr *m)
 {
 	rx->conn = conn;
+	rx->match_seq = conn->rx_matched++;
 	rx->msg_len = m->msg_len;
 	rx->recv_len = m->msg_len < rx->len ? m->msg_len : rx->len;
 	rx->rtag = m->tag;
@@ -443,6 +544,8 @@ static void rx_bind_msg(struct gm_rx *rx, struct gm_conn *conn, const struct gm_
 	rx->has_data = m->mflags & GM_M_DATA;
 	rx->rsrc = conn_src(conn);
 	rx->got = 0;
+	rx->mcrc = 0;
+	rx->corrupt = false;
 }
 
 /* The receiver side of rendezvous: pull the message into rx. */
@@ -573,9 +676,10 @@ static void ux_deliver(struct gm_ux *ux, struct gm_rx *rx)
 	if (ux->rts) {
 		rx_pull(rx, ux->msg_id);
 	} else if (ux->have == ux->msg_len) {
-		gm_iov_copy_to(rx->iov, rx->iov_count, 0, ux->buf, rx->recv_len);
+		if (!ux->err)
+			gm_iov_copy_to(rx->iov, rx->iov_count, 0, ux->buf, rx->recv_len);
 		rx->got = rx->recv_len;
-		rx_complete(rx, 0);
+		rx_complete(rx, ux->err);
 	} else {
 		/* Still arriving: the FRAG handler finishes it. */
 		ux->bound = rx;
@@ -899,11 +1003,10 @@ static void on_msg_first(struct gm_ep *ep, struct gm_conn *conn, uint8_t type, c
 			rx_pull(rx, m.msg_id);
 			return;
 		}
-		size_t n = dlen < rx->recv_len ? dlen : rx->recv_len;
-		gm_iov_copy_to(rx->iov, rx->iov_count, 0, data, n);
+		rx_place(rx, 0, data, dlen, m.mcrc);
 		rx->got = dlen;
 		if (type == GM_FT_EAGER || rx->got == rx->msg_len) {
-			rx_complete(rx, 0);
+			rx_complete(rx, rx->corrupt ? FI_EIO : 0);
 		} else {
 			conn->rx_cur_rx = rx;
 			conn->rx_cur = NULL;
@@ -915,8 +1018,7 @@ static void on_msg_first(struct gm_ep *ep, struct gm_conn *conn, uint8_t type, c
 	struct gm_ux *ux = ux_new(conn, &m, type == GM_FT_RTS, dlen);
 	if (!ux)
 		return;
-	if (dlen)
-		memcpy(ux->buf, data, dlen);
+	ux_place(ux, 0, data, dlen, m.mcrc);
 	ux->have = dlen;
 	if (type == GM_FT_START && ux->have < ux->msg_len) {
 		conn->rx_cur = ux;
@@ -958,14 +1060,12 @@ static void on_frag(struct gm_ep *ep, struct gm_conn *conn, const void *body, si
 			GM_WARN(FI_LOG_EP_DATA, "dropping out-of-place fragment\n");
 			return;
 		}
-		if (f.offset < rx->recv_len) {
-			size_t n = rx->recv_len - f.offset < dlen ? rx->recv_len - f.offset : dlen;
-			gm_iov_copy_to(rx->iov, rx->iov_count, f.offset, data, n);
-		}
+		if (!rx->corrupt)
+			rx_place(rx, f.offset, data, dlen, f.mcrc);
 		rx->got += dlen;
 		if (rx->got == rx->msg_len) {
 			conn->rx_cur_rx = NULL;
-			rx_complete(rx, 0);
+			rx_complete(rx, rx->corrupt ? FI_EIO : 0);
 		}
 		return;
 	}
@@ -981,17 +1081,20 @@ static void on_frag(struct gm_ep *ep, struct gm_conn *conn, const void *body, si
 		ux_drop(ux);
 		return;
 	}
-	memcpy(ux->buf + f.offset, data, dlen);
+	if (!ux->err)
+		ux_place(ux, f.offset, data, dlen, f.mcrc);
 	ux->have += dlen;
 	if (ux->have == ux->msg_len) {
 		conn->rx_cur = NULL;
 		if (ux->bound) {
 			struct gm_rx *rx = ux->bound;
+			int err = ux->err;
 			gm_list_del(&ux->entry);
-			gm_iov_copy_to(rx->iov, rx->iov_count, 0, ux->buf, rx->recv_len);
+			if (!err)
+				gm_iov_copy_to(rx->iov, rx->iov_count, 0, ux->buf, rx->recv_len);
 			rx->got = rx->recv_len;
 			ux_free(ux);
-			rx_complete(rx, 0);
+			rx_complete(rx, err);
 		}
 	}
 }
@@ -1011,6 +1114,7 @@ static void on_cts(struct gm_ep *ep, struct gm_conn *conn, const void *body, siz
 		tx->recv_id = c.recv_id;
 		tx->limit = c.len < tx->len ? c.len : tx->len;
 		tx->off = 0;
+		tx->mcrc = 0;
 		if (!tx->limit) {
 			tx->state = GM_TX_SENT;
 			tx_maybe_complete(tx);
@@ -1040,11 +1144,12 @@ static void on_rdata(struct gm_ep *ep, struct gm_conn *conn, const void *body, s
 			GM_WARN(FI_LOG_EP_DATA, "dropping out-of-place rendezvous data\n");
 			return;
 		}
-		gm_iov_copy_to(rx->iov, rx->iov_count, f.offset, data, dlen);
+		if (!rx->corrupt)
+			rx_place(rx, f.offset, data, dlen, f.mcrc);
 		rx->got += dlen;
 		if (rx->got == rx->recv_len) {
 			gm_list_del(&rx->rndv_entry);
-			rx_complete(rx, 0);
+			rx_complete(rx, rx->corrupt ? FI_EIO : 0);
 		}
 		return;
 	}
@@ -1231,9 +1336,15 @@ void gm_msg_ep_close(struct gm_ep *ep)
 	gm_list_for_each_safe(&ep->conn_list, pos, tmp)
 	{
 		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, ep_entry);
+		struct gm_list *p2, *t2;
 		if (conn->rx_cur_rx)
 			rx_close_free(conn->rx_cur_rx);
 		conn->rx_cur_rx = NULL;
+		gm_list_for_each_safe(&conn->rx_parked, p2, t2)
+		{
+			gm_list_del(p2);
+			rx_close_free(gm_list_entry(p2, struct gm_rx, entry));
+		}
 	}
 	for (int q = 0; q < 2; q++) {
 		gm_list_for_each_safe(&ep->unexpected[q], pos, tmp)

@@ -110,13 +110,13 @@ static void print_stats(const struct gm_net *net)
 	    "gamma stats %s: tx %lu frames %lu B (high %lu low %lu), rx %lu frames %lu B; "
 	    "retransmits %lu (fast %lu), timeouts %lu, dup %lu, ooo %lu, acks sent %lu rcvd %lu; "
 	    "bad csum %lu hdr %lu port %lu key %lu version %lu; ring drops %lu; probes %lu; "
-	    "peers failed %lu; bad mac %lu; reorder drops %lu; peers refused %lu reclaimed %lu; "
-	    "restarts %lu challenges %lu\n",
+	    "bad msg crc %lu; peers failed %lu; bad mac %lu; reorder drops %lu; peers refused %lu "
+	    "reclaimed %lu; restarts %lu challenges %lu\n",
 	    net->ifname, s.tx_frames, s.tx_bytes, s.tx_high, s.tx_low, s.rx_frames, s.rx_bytes,
 	    s.retransmits, s.fast_retransmits, s.timeouts, s.dup_dropped, s.ooo_buffered,
 	    s.acks_sent, s.acks_rcvd, s.bad_csum, s.bad_hdr, s.bad_port, s.bad_key, s.bad_version,
-	    s.ring_full_drops, s.probes, s.peers_failed, s.bad_mac, s.ooo_dropped, s.peers_refused,
-	    s.peers_reclaimed, s.restarts, s.restart_challenges);
+	    s.ring_full_drops, s.probes, s.bad_msg_crc, s.peers_failed, s.bad_mac, s.ooo_dropped,
+	    s.peers_refused, s.peers_reclaimed, s.restarts, s.restart_challenges);
 }
 
 void gm_net_close(struct gm_net *net)
@@ -242,6 +242,11 @@ void gm_net_get_stats(const struct gm_net *net, struct gm_net_stats *st)
 {
 	*st = *gm_rel_stats(net->rel);
 	st->ring_full_drops = gm_link_ring_drops(net->link);
+}
+
+void gm_net_count_bad_msg(struct gm_net *net)
+{
+	gm_rel_stats(net->rel)->bad_msg_crc++;
 }
 
 static int update_filter(struct gm_net *net)

@@ -109,6 +109,7 @@ struct gm_net_stats {
 	uint64_t dup_dropped, ooo_buffered, acks_sent, acks_rcvd;
 	uint64_t bad_csum, bad_hdr, bad_port, bad_key, bad_version;
 	uint64_t ring_full_drops, peers_failed;
+	uint64_t bad_msg_crc; /* messages failed by their end-to-end CRC (gm_msg.c) */
 	uint64_t tx_high, tx_low;
 	/* bad_mac: failed the MAC (forged, corrupt, wrong secret); dropped first. */
 	uint64_t bad_mac;
@@ -152,6 +153,8 @@ int gm_net_wait(struct gm_net *net, int timeout_ms);
 /* A descriptor that polls readable when gm_net_progress has work. */
 int gm_net_fd(const struct gm_net *net);
 void gm_net_get_stats(const struct gm_net *net, struct gm_net_stats *st);
+/* A message failed its end-to-end CRC (gm_wire.h, mcrc): count it. */
+void gm_net_count_bad_msg(struct gm_net *net);
 
 /* port 0: any free port.  auth: how frames are stamped and checked (NULL: no key). */
 int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, const struct gm_auth *auth,

@@ -89,6 +89,7 @@ void gm_msg_hdr_encode(void *buf, const struct gm_msg_hdr *m)
 		.tag = htobe64(m->tag),
 		.data = htobe64(m->data),
 		.msg_len = htobe64(m->msg_len),
+		.mcrc = htobe32(m->mcrc),
 	};
 	memcpy(buf, &w, sizeof(w));
 }
@@ -103,6 +104,7 @@ void gm_msg_hdr_decode(const void *buf, struct gm_msg_hdr *m)
 	m->tag = be64toh(w.tag);
 	m->data = be64toh(w.data);
 	m->msg_len = be64toh(w.msg_len);
+	m->mcrc = be32toh(w.mcrc);
 }
 
 void gm_frag_hdr_encode(void *buf, const struct gm_frag_hdr *f)
@@ -110,6 +112,7 @@ void gm_frag_hdr_encode(void *buf, const struct gm_frag_hdr *f)
 	struct gm_frag_hdr w = {
 		.msg_id = htobe32(f->msg_id),
 		.offset = htobe64(f->offset),
+		.mcrc = htobe32(f->mcrc),
 	};
 	memcpy(buf, &w, sizeof(w));
 }
@@ -121,6 +124,7 @@ void gm_frag_hdr_decode(const void *buf, struct gm_frag_hdr *f)
 	memcpy(&w, buf, sizeof(w));
 	f->msg_id = be32toh(w.msg_id);
 	f->offset = be64toh(w.offset);
+	f->mcrc = be32toh(w.mcrc);
 }
 
 void gm_cts_hdr_encode(void *buf, const struct gm_cts_hdr *c)

@@ -21,9 +21,9 @@
 /*
  * 2: checksum over body, then header.  3: per-port frame nonce, echo of the
  * peer's last nonce (restart proof), and a 16-byte tag field: a MAC with a
- * per-job secret, or the CRC-32C without one.
+ * per-job secret, or the CRC-32C without one.  4: message CRCs (mcrc).
  */
-#define GM_WIRE_VERSION 3
+#define GM_WIRE_VERSION 4
 #define GM_ETHERTYPE_DEFAULT 0x88B5
 #define GM_ETH_HLEN 14
 
@@ -77,22 +77,34 @@ struct gm_hdr {
 #define GM_HDR_TAG_OFF 44 /* offsetof(struct gm_hdr, tag) */
 #define GM_TAG_LEN     16
 
-/* First (or only) frame of a message: EAGER, START, RTS.  32 bytes. */
+/*
+ * mcrc, in EAGER, START, FRAG and RDATA frames: CRC-32C (gm_crc32c chain
+ * from 0) of the message's bytes from offset 0 through the end of this
+ * frame's payload, as the sender read them from the user's buffer.  The
+ * receiver recomputes it while placing the payload and fails the message
+ * (FI_EIO) on a mismatch: a reassembly error (a frame placed at the wrong
+ * offset, or twice, or skipped) becomes an error, never wrong data.  The
+ * frame checksum in gm_hdr guards only each frame on the wire.
+ */
+
+/* First (or only) frame of a message: EAGER, START, RTS.  36 bytes. */
 struct gm_msg_hdr {
 	uint32_t msg_id;   /* sender's message id, unique per peer while live */
 	uint32_t mflags;   /* GM_M_* */
 	uint64_t tag;      /* tagged messages only */
 	uint64_t data;     /* remote CQ data (GM_M_DATA) */
 	uint64_t msg_len;  /* total message length */
+	uint32_t mcrc;     /* message CRC through this payload (RTS: 0) */
 } __attribute__((packed));
 
 #define GM_M_TAGGED 0x1 /* matched against tagged receives */
 #define GM_M_DATA 0x2   /* data carries remote CQ data */
 
-/* FRAG and RDATA: where this piece of payload lands.  12 bytes. */
+/* FRAG and RDATA: where this piece of payload lands.  16 bytes. */
 struct gm_frag_hdr {
 	uint32_t msg_id;  /* FRAG: sender's id; RDATA: receiver's id from CTS */
 	uint64_t offset;  /* byte offset of this payload in the message */
+	uint32_t mcrc;    /* message CRC through this payload */
 } __attribute__((packed));
 
 /* CTS: the receiver matched an RTS and pulls len bytes of it.  16 bytes. */
@@ -109,8 +121,8 @@ struct gm_ack_body {
 
 _Static_assert(sizeof(struct gm_hdr) == 60, "gm_hdr is 60 bytes");
 _Static_assert(offsetof(struct gm_hdr, tag) == GM_HDR_TAG_OFF, "tag offset");
-_Static_assert(sizeof(struct gm_msg_hdr) == 32, "gm_msg_hdr is 32 bytes");
-_Static_assert(sizeof(struct gm_frag_hdr) == 12, "gm_frag_hdr is 12 bytes");
+_Static_assert(sizeof(struct gm_msg_hdr) == 36, "gm_msg_hdr is 36 bytes");
+_Static_assert(sizeof(struct gm_frag_hdr) == 16, "gm_frag_hdr is 16 bytes");
 _Static_assert(sizeof(struct gm_cts_hdr) == 16, "gm_cts_hdr is 16 bytes");
 
 /* Size of the type-specific header for each frame type (0 if unknown). */

@@ -147,7 +147,7 @@ static uint8_t pattern(uint32_t idx, size_t j)
 
 static size_t msg_len(uint32_t idx)
 {
-	return (idx * 7919u) % (MTU - sizeof(struct gm_hdr) - 32 + 1);
+	return (idx * 7919u) % (MTU - sizeof(struct gm_hdr) - sizeof(struct gm_msg_hdr) + 1);
 }
 
 static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
@@ -973,20 +973,21 @@ static void craft(uint8_t *f, size_t *len, uint16_t dst_port, uint32_t key, uint
 	    .key = key,
 	    .session = 77,
 	    .seq = 77,
-	    .len = 32,
+	    .len = sizeof(struct gm_msg_hdr),
 	    .wnd = 8,
 	};
 	struct gm_msg_hdr m = {.msg_id = 0, .msg_len = 0};
+	const size_t mh = sizeof(m);
 
-	memset(f, 0, 14 + HL + 32);
+	memset(f, 0, 14 + HL + mh);
 	memcpy(f, (uint8_t[]){0x02, 0, 0, 0, 0, 0x0a}, 6);
 	memcpy(f + 6, (uint8_t[]){0x02, 0, 0, 0, 0, 0x0b}, 6);
 	f[12] = 0x88;
 	f[13] = 0xB5;
 	gm_hdr_encode(f + 14, &h);
 	gm_msg_hdr_encode(f + 14 + HL, &m);
-	gm_frame_seal(f + 14, HL + 32);
-	*len = 14 + HL + 32;
+	gm_frame_seal(f + 14, HL + mh);
+	*len = 14 + HL + mh;
 }
 
 Test(rel, malformed_frames_are_counted_and_dropped)

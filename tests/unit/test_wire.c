@@ -55,17 +55,23 @@ Test(wire, hdr_round_trip_and_big_endian)
 Test(wire, msg_frag_cts_round_trip)
 {
 	uint8_t buf[64];
-	struct gm_msg_hdr m = {7, GM_M_TAGGED | GM_M_DATA, 0x8000000000000001ull, 42, 1ull << 33},
-	                  m2;
-	struct gm_frag_hdr f = {9, 0x123456789ull}, f2;
+	struct gm_msg_hdr m = {7, GM_M_TAGGED | GM_M_DATA, 0x8000000000000001ull, 42, 1ull << 33,
+			       0xCAFEF00D},
+			  m2;
+	struct gm_frag_hdr f = {9, 0x123456789ull, 0x80000001}, f2;
 	struct gm_cts_hdr c = {1, 2, 3}, c2;
 
 	gm_msg_hdr_encode(buf, &m);
 	gm_msg_hdr_decode(buf, &m2);
 	cr_assert(!memcmp(&m, &m2, sizeof(m)));
+	/* Big-endian on the wire, mcrc last. */
+	cr_assert_eq(buf[32], 0xCA);
+	cr_assert_eq(buf[35], 0x0D);
 	gm_frag_hdr_encode(buf, &f);
 	gm_frag_hdr_decode(buf, &f2);
 	cr_assert(!memcmp(&f, &f2, sizeof(f)));
+	cr_assert_eq(buf[12], 0x80);
+	cr_assert_eq(buf[15], 0x01);
 	gm_cts_hdr_encode(buf, &c);
 	gm_cts_hdr_decode(buf, &c2);
 	cr_assert(!memcmp(&c, &c2, sizeof(c)));
