@@ -24,9 +24,9 @@ BEGIN_C_DECLS
 
 #define GAMMA_PROV_NAME "gamma"
 /* Largest provider address we carry through the modex. */
-#define GAMMA_ADDR_MAX 112
-#define GAMMA_MAX_MODULES 8
-#define GAMMA_MIN_EAGER 64
+#define GAMMA_ADDR_MAX      112
+#define GAMMA_MAX_MODULES   8
+#define GAMMA_MIN_EAGER     64
 #define GAMMA_FLUSH_SECONDS 2.0
 /* Receive buffers posted per module; each holds one whole BTL fragment. */
 #define GAMMA_RX_POSTED 64
@@ -209,8 +209,8 @@ int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info);
 void gamma_fi_close(mca_btl_gamma_module_t *m);
 int gamma_fi_post_recv(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx);
 ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag);
-ssize_t gamma_fi_inject(mca_btl_gamma_module_t *m, mca_btl_gamma_endpoint_t *ep,
-			const void *buf, size_t len);
+ssize_t gamma_fi_inject(mca_btl_gamma_module_t *m, mca_btl_gamma_endpoint_t *ep, const void *buf,
+                        size_t len);
 
 /* btl_gamma_progress.c */
 int gamma_fi_progress(mca_btl_gamma_module_t *m);
@@ -226,19 +226,19 @@ void gamma_frag_return_if_owned(mca_btl_gamma_frag_t *frag);
 
 /* btl_gamma_send.c */
 mca_btl_base_descriptor_t *gamma_alloc(mca_btl_base_module_t *btl,
-				       mca_btl_base_endpoint_t *endpoint, uint8_t order,
-				       size_t size, uint32_t flags);
+                                       mca_btl_base_endpoint_t *endpoint, uint8_t order,
+                                       size_t size, uint32_t flags);
 int gamma_free(mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des);
 mca_btl_base_descriptor_t *gamma_prepare_src(mca_btl_base_module_t *btl,
-					     mca_btl_base_endpoint_t *endpoint,
-					     struct opal_convertor_t *convertor, uint8_t order,
-					     size_t reserve, size_t *size, uint32_t flags);
+                                             mca_btl_base_endpoint_t *endpoint,
+                                             struct opal_convertor_t *convertor, uint8_t order,
+                                             size_t reserve, size_t *size, uint32_t flags);
 int gamma_send(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
-	       mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag);
+               mca_btl_base_descriptor_t *des, mca_btl_base_tag_t tag);
 int gamma_sendi(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint,
-		struct opal_convertor_t *convertor, void *header, size_t header_size,
-		size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
-		mca_btl_base_descriptor_t **descriptor);
+                struct opal_convertor_t *convertor, void *header, size_t header_size,
+                size_t payload_size, uint8_t order, uint32_t flags, mca_btl_base_tag_t tag,
+                mca_btl_base_descriptor_t **descriptor);
 void gamma_send_complete(mca_btl_gamma_frag_t *frag, int status);
 int gamma_send_drain_pending(mca_btl_gamma_module_t *m);
 
@@ -247,7 +247,7 @@ void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_
 
 /* btl_gamma_endpoint.c */
 mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m,
-						struct opal_proc_t *proc);
+                                                struct opal_proc_t *proc);
 mca_btl_gamma_endpoint_t *gamma_endpoint_find(mca_btl_gamma_module_t *m, struct opal_proc_t *proc);
 void gamma_endpoint_watch(mca_btl_gamma_endpoint_t *ep);
 void gamma_endpoint_unwatch(mca_btl_gamma_endpoint_t *ep);

@@ -13,24 +13,27 @@
 static int gamma_component_open(void);
 static int gamma_component_close(void);
 static mca_btl_base_module_t **gamma_component_init(int *num_btls, bool progress_threads,
-						    bool mpi_threads);
+                                                    bool mpi_threads);
 static int gamma_component_progress(void);
 
 mca_btl_gamma_component_t mca_btl_gamma_component = {
-	.super = {
-		.btl_version = {
-			MCA_BTL_DEFAULT_VERSION("gamma"),
-			.mca_open_component = gamma_component_open,
-			.mca_close_component = gamma_component_close,
-			.mca_register_component_params = gamma_params_register,
-		},
-		.btl_data = {
-			.param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
-		},
-		.btl_init = gamma_component_init,
-		.btl_progress = gamma_component_progress,
-	},
-	.output = -1,
+    .super =
+        {
+            .btl_version =
+                {
+                    MCA_BTL_DEFAULT_VERSION("gamma"),
+                    .mca_open_component = gamma_component_open,
+                    .mca_close_component = gamma_component_close,
+                    .mca_register_component_params = gamma_params_register,
+                },
+            .btl_data =
+                {
+                    .param_field = MCA_BASE_METADATA_PARAM_CHECKPOINT,
+                },
+            .btl_init = gamma_component_init,
+            .btl_progress = gamma_component_progress,
+        },
+    .output = -1,
 };
 
 static int gamma_component_open(void)
@@ -39,7 +42,7 @@ static int gamma_component_open(void)
 	gamma_help_init();
 	mca_btl_gamma_component.output = opal_output_open(NULL);
 	opal_output_set_verbosity(mca_btl_gamma_component.output,
-				  mca_btl_gamma_component.params.verbose);
+	                          mca_btl_gamma_component.params.verbose);
 	return OPAL_SUCCESS;
 }
 
@@ -69,7 +72,7 @@ static mca_btl_gamma_module_t *module_create(const char *ifname, int *err)
 	/* ob1 needs its largest header (rendezvous) to fit an eager fragment. */
 	if (m->super.btl_eager_limit < GAMMA_MIN_EAGER) {
 		gamma_show_help("eager limit too small", m->super.btl_eager_limit, GAMMA_MIN_EAGER,
-				GAMMA_MIN_EAGER);
+		                GAMMA_MIN_EAGER);
 		m->super.btl_eager_limit = GAMMA_MIN_EAGER;
 	}
 	if (m->super.btl_max_send_size < m->super.btl_eager_limit)
@@ -91,15 +94,14 @@ static mca_btl_gamma_module_t *module_create(const char *ifname, int *err)
 			goto fail_pools;
 	}
 	m->enabled = true;
-	GAMMA_VERBOSE(10,
-		      "btl gamma: module on %s ready (provider %s, tclass %s, threading %s, "
-		      "eager %zu B, max send %zu B, inject %zu B)",
-		      m->ifname, info->fabric_attr->prov_name,
-		      info->tx_attr->tclass == FI_TC_LOW_LATENCY ? "FI_TC_LOW_LATENCY"
-								 : "FI_TC_BULK_DATA",
-		      info->domain_attr->threading == FI_THREAD_SAFE ? "FI_THREAD_SAFE"
-								     : "FI_THREAD_DOMAIN",
-		      m->super.btl_eager_limit, m->super.btl_max_send_size, m->inject_size);
+	GAMMA_VERBOSE(
+	    10,
+	    "btl gamma: module on %s ready (provider %s, tclass %s, threading %s, "
+	    "eager %zu B, max send %zu B, inject %zu B)",
+	    m->ifname, info->fabric_attr->prov_name,
+	    info->tx_attr->tclass == FI_TC_LOW_LATENCY ? "FI_TC_LOW_LATENCY" : "FI_TC_BULK_DATA",
+	    info->domain_attr->threading == FI_THREAD_SAFE ? "FI_THREAD_SAFE" : "FI_THREAD_DOMAIN",
+	    m->super.btl_eager_limit, m->super.btl_max_send_size, m->inject_size);
 	return m;
 
 fail_pools:
@@ -116,7 +118,7 @@ fail:
 }
 
 static mca_btl_base_module_t **gamma_component_init(int *num_btls, bool progress_threads,
-						    bool mpi_threads)
+                                                    bool mpi_threads)
 {
 	mca_btl_gamma_component_t *c = &mca_btl_gamma_component;
 	mca_btl_base_module_t **btls;

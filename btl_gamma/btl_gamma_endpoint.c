@@ -19,7 +19,7 @@ OBJ_CLASS_INSTANCE(mca_btl_gamma_endpoint_t, opal_list_item_t, NULL, NULL);
 /* The peer's record for our interface name if it has one (same wiring on
  * every host), else the one at our module's index. */
 static const struct gamma_modex_addr *pick_addr(const mca_btl_gamma_module_t *m,
-						const struct gamma_modex_addr *a, size_t n)
+                                                const struct gamma_modex_addr *a, size_t n)
 {
 	int index = 0;
 
@@ -110,7 +110,7 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struc
 	int rc;
 
 	OPAL_MODEX_RECV(rc, &mca_btl_gamma_component.super.btl_version, &proc->proc_name,
-			(void **)&addrs, &size);
+	                (void **)&addrs, &size);
 	if (OPAL_SUCCESS != rc || size < sizeof(*addrs)) {
 		/* The peer has no gamma module: other BTLs reach it. */
 		free(addrs);
@@ -122,9 +122,9 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struc
 	    m->job_addr[proc->proc_name.vpid] != FI_ADDR_NOTAVAIL) {
 		fi_addr = m->job_addr[proc->proc_name.vpid]; /* learnt already */
 	} else if (a->addrlen == 0 || a->addrlen > GAMMA_ADDR_MAX ||
-		   fi_av_insert(m->av, a->addr, 1, &fi_addr, 0, NULL) != 1) {
+	           fi_av_insert(m->av, a->addr, 1, &fi_addr, 0, NULL) != 1) {
 		gamma_show_help("address vector", m->ifname, OPAL_NAME_PRINT(proc->proc_name),
-				opal_get_proc_hostname(proc));
+		                opal_get_proc_hostname(proc));
 		free(addrs);
 		return NULL;
 	}
@@ -159,9 +159,9 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_find(mca_btl_gamma_module_t *m, struct 
 {
 	mca_btl_gamma_endpoint_t *ep;
 
-	OPAL_LIST_FOREACH (ep, &m->endpoints, mca_btl_gamma_endpoint_t)
-		if (ep->proc == proc)
-			return ep;
+	OPAL_LIST_FOREACH(ep, &m->endpoints, mca_btl_gamma_endpoint_t)
+	if (ep->proc == proc)
+		return ep;
 	return NULL;
 }
 
@@ -177,7 +177,7 @@ void gamma_endpoint_watch(mca_btl_gamma_endpoint_t *ep)
 	if (rc) {
 		ep->watching = false;
 		GAMMA_VERBOSE(10, "btl gamma: %s: no failure watch on %s: %s", m->ifname,
-			      OPAL_NAME_PRINT(ep->proc->proc_name), fi_strerror((int)-rc));
+		              OPAL_NAME_PRINT(ep->proc->proc_name), fi_strerror((int)-rc));
 	}
 }
 
@@ -213,9 +213,9 @@ void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why)
 	ep->failed = true;
 	OPAL_THREAD_UNLOCK(&m->lock);
 	snprintf(info, sizeof(info), "btl gamma: peer %s on %s unreachable: %s",
-		 OPAL_NAME_PRINT(ep->proc->proc_name), opal_get_proc_hostname(ep->proc), why);
+	         OPAL_NAME_PRINT(ep->proc->proc_name), opal_get_proc_hostname(ep->proc), why);
 	gamma_show_help("peer unreachable", OPAL_NAME_PRINT(ep->proc->proc_name),
-			opal_get_proc_hostname(ep->proc), why, gamma_hostname());
+	                opal_get_proc_hostname(ep->proc), why, gamma_hostname());
 	/* Let the PML abort the job now rather than wait on a dead peer. */
 	if (m->error_cb)
 		m->error_cb(&m->super, MCA_BTL_ERROR_FLAGS_FATAL, ep->proc, info);

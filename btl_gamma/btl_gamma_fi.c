@@ -17,12 +17,11 @@
 
 #define GAMMA_FI_VERSION FI_VERSION(1, 17)
 
-
 /* btl_gamma_priority -> gamma's double queue: high is the parallel job. */
 static uint32_t gamma_tclass(void)
 {
 	return mca_btl_gamma_component.params.priority == GAMMA_PRIO_HIGH ? FI_TC_LOW_LATENCY
-									  : FI_TC_BULK_DATA;
+	                                                                  : FI_TC_BULK_DATA;
 }
 
 static struct fi_info *make_hints(const char *prov, const char *domain)
@@ -112,8 +111,7 @@ static void open_failed(mca_btl_gamma_module_t *m, const char *what, int rc)
 	if (rc == -FI_EPERM || rc == -FI_EACCES)
 		gamma_show_help("open permission denied", what, m->ifname, gamma_hostname());
 	else
-		gamma_show_help("open failed", what, m->ifname, fi_strerror(-rc),
-				gamma_hostname());
+		gamma_show_help("open failed", what, m->ifname, fi_strerror(-rc), gamma_hostname());
 }
 
 int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
@@ -239,7 +237,6 @@ int gamma_fi_post_recv(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx)
 	return (int)rc;
 }
 
-
 ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag)
 {
 	mca_btl_gamma_module_t *m = frag->module;
@@ -247,20 +244,20 @@ ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag)
 	ssize_t rc;
 
 	struct iovec iov[2] = {
-		{frag->hdr, sizeof(struct gamma_hdr) + frag->segment[0].seg_len},
-		{frag->segment[1].seg_addr.pval, frag->segment[1].seg_len},
+	    {frag->hdr, sizeof(struct gamma_hdr) + frag->segment[0].seg_len},
+	    {frag->segment[1].seg_addr.pval, frag->segment[1].seg_len},
 	};
 
 	frag->ctx.kind = GAMMA_CTX_SEND;
 	rc = fi_sendv(m->ep, iov, NULL, frag->base.des_segment_count, frag->endpoint->fi_addr,
-		      &frag->ctx.fi);
+	              &frag->ctx.fi);
 	if (rc == 0)
 		m->inflight++;
 	return rc;
 }
 
-ssize_t gamma_fi_inject(mca_btl_gamma_module_t *m, mca_btl_gamma_endpoint_t *ep,
-			const void *buf, size_t len)
+ssize_t gamma_fi_inject(mca_btl_gamma_module_t *m, mca_btl_gamma_endpoint_t *ep, const void *buf,
+                        size_t len)
 {
 	return fi_inject(m->ep, buf, len, ep->fi_addr);
 }

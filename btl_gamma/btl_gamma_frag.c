@@ -33,16 +33,16 @@ static int frag_init(opal_free_list_item_t *item, void *arg)
 }
 
 static int pool_init(mca_btl_gamma_module_t *m, opal_free_list_t *fl, size_t capacity,
-		     struct gamma_pool_ctx *ctx)
+                     struct gamma_pool_ctx *ctx)
 {
 	ctx->module = m;
 	ctx->pool = fl;
 	ctx->capacity = capacity;
 	OBJ_CONSTRUCT(fl, opal_free_list_t);
 	return opal_free_list_init(fl, sizeof(mca_btl_gamma_frag_t), opal_cache_line_size,
-				   OBJ_CLASS(mca_btl_gamma_frag_t),
-				   sizeof(struct gamma_hdr) + capacity, opal_cache_line_size, 16,
-				   -1, 16, NULL, 0, NULL, frag_init, ctx);
+	                           OBJ_CLASS(mca_btl_gamma_frag_t),
+	                           sizeof(struct gamma_hdr) + capacity, opal_cache_line_size, 16,
+	                           -1, 16, NULL, 0, NULL, frag_init, ctx);
 }
 
 int gamma_frag_pools_init(mca_btl_gamma_module_t *m)
@@ -50,11 +50,11 @@ int gamma_frag_pools_init(mca_btl_gamma_module_t *m)
 	/* 64-byte aligned buffers keep the PML header after our 8-byte header
 	 * 8-byte aligned whatever max_send_size is. */
 	const size_t rx_len =
-		(sizeof(struct gamma_hdr) + m->super.btl_max_send_size + 63) & ~(size_t)63;
+	    (sizeof(struct gamma_hdr) + m->super.btl_max_send_size + 63) & ~(size_t)63;
 	struct gamma_pool_ctx *ctx = m->pool_ctx;
 
 	size_t small = GAMMA_SMALL_FRAG < m->super.btl_max_send_size ? GAMMA_SMALL_FRAG
-								     : m->super.btl_max_send_size;
+	                                                             : m->super.btl_max_send_size;
 
 	if (pool_init(m, &m->small_frags, small, &ctx[0]) ||
 	    pool_init(m, &m->max_frags, m->super.btl_max_send_size, &ctx[1]))

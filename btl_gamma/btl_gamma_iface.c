@@ -158,8 +158,7 @@ int gamma_iface_select(char ***names_out, int *count_out)
 			if (in_list(offered, incl[i]))
 				opal_argv_append_nosize(&chosen, incl[i]);
 			else
-				gamma_show_help("interface not offered", incl[i],
-						gamma_hostname());
+				gamma_show_help("interface not offered", incl[i], gamma_hostname());
 		}
 		if (!chosen) {
 			opal_argv_free(incl);
@@ -202,7 +201,7 @@ int gamma_iface_select(char ***names_out, int *count_out)
 	}
 	for (int i = 0; i < count; i++)
 		GAMMA_VERBOSE(10, "btl gamma: local rank %d of %d uses interface %s", rank, size,
-			      chosen[i]);
+		              chosen[i]);
 	*names_out = chosen;
 	*count_out = count;
 	return 0;

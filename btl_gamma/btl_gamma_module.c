@@ -12,26 +12,27 @@
 #include "opal/util/proc.h"
 
 static int gamma_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,
-			   mca_btl_base_endpoint_t **peers, opal_bitmap_t *reachable);
+                           mca_btl_base_endpoint_t **peers, opal_bitmap_t *reachable);
 static int gamma_del_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,
-			   mca_btl_base_endpoint_t **peers);
+                           mca_btl_base_endpoint_t **peers);
 static int gamma_finalize(mca_btl_base_module_t *btl);
 static int gamma_register_error(mca_btl_base_module_t *btl,
-				mca_btl_base_module_error_cb_fn_t cbfunc);
+                                mca_btl_base_module_error_cb_fn_t cbfunc);
 
 mca_btl_gamma_module_t mca_btl_gamma_module_template = {
-	.super = {
-		.btl_component = &mca_btl_gamma_component.super,
-		.btl_add_procs = gamma_add_procs,
-		.btl_del_procs = gamma_del_procs,
-		.btl_finalize = gamma_finalize,
-		.btl_alloc = gamma_alloc,
-		.btl_free = gamma_free,
-		.btl_prepare_src = gamma_prepare_src,
-		.btl_send = gamma_send,
-		.btl_sendi = gamma_sendi,
-		.btl_register_error = gamma_register_error,
-	},
+    .super =
+        {
+            .btl_component = &mca_btl_gamma_component.super,
+            .btl_add_procs = gamma_add_procs,
+            .btl_del_procs = gamma_del_procs,
+            .btl_finalize = gamma_finalize,
+            .btl_alloc = gamma_alloc,
+            .btl_free = gamma_free,
+            .btl_prepare_src = gamma_prepare_src,
+            .btl_send = gamma_send,
+            .btl_sendi = gamma_sendi,
+            .btl_register_error = gamma_register_error,
+        },
 };
 
 int gamma_modex_send(void)
@@ -49,13 +50,13 @@ int gamma_modex_send(void)
 		memcpy(a[i].addr, m->addr, m->addrlen);
 	}
 	OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_gamma_component.super.btl_version, a,
-			n * sizeof(*a));
+	                n * sizeof(*a));
 	free(a);
 	return rc ? rc : gamma_secret_publish();
 }
 
 static int gamma_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,
-			   mca_btl_base_endpoint_t **peers, opal_bitmap_t *reachable)
+                           mca_btl_base_endpoint_t **peers, opal_bitmap_t *reachable)
 {
 	mca_btl_gamma_module_t *m = (mca_btl_gamma_module_t *)btl;
 	opal_proc_t *self = opal_proc_local_get();
@@ -83,7 +84,7 @@ static int gamma_add_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opa
 }
 
 static int gamma_del_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opal_proc_t **procs,
-			   mca_btl_base_endpoint_t **peers)
+                           mca_btl_base_endpoint_t **peers)
 {
 	mca_btl_gamma_module_t *m = (mca_btl_gamma_module_t *)btl;
 
@@ -102,7 +103,7 @@ static int gamma_del_procs(mca_btl_base_module_t *btl, size_t nprocs, struct opa
 }
 
 static int gamma_register_error(mca_btl_base_module_t *btl,
-				mca_btl_base_module_error_cb_fn_t cbfunc)
+                                mca_btl_base_module_error_cb_fn_t cbfunc)
 {
 	((mca_btl_gamma_module_t *)btl)->error_cb = cbfunc;
 	return OPAL_SUCCESS;

@@ -7,23 +7,23 @@
 #include "opal/util/output.h"
 
 static const mca_base_var_enum_value_t gamma_priority_values[] = {
-	{GAMMA_PRIO_LOW, "low"},
-	{GAMMA_PRIO_HIGH, "high"},
-	{0, NULL},
+    {GAMMA_PRIO_LOW, "low"},
+    {GAMMA_PRIO_HIGH, "high"},
+    {0, NULL},
 };
 
 static void register_string(const char *name, const char *help, char **storage)
 {
 	mca_base_component_var_register(&mca_btl_gamma_component.super.btl_version, name, help,
-					MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_1,
-					MCA_BASE_VAR_SCOPE_READONLY, storage);
+	                                MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_1,
+	                                MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
 static void register_uint(const char *name, const char *help, int level, uint32_t *storage)
 {
 	mca_base_component_var_register(&mca_btl_gamma_component.super.btl_version, name, help,
-					MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0, level,
-					MCA_BASE_VAR_SCOPE_READONLY, storage);
+	                                MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0, level,
+	                                MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
 int gamma_params_register(void)
@@ -36,36 +36,36 @@ int gamma_params_register(void)
 
 	p->if_include = NULL;
 	register_string("if_include",
-			"Comma-separated list of Ethernet interfaces gamma may use, in order "
-			"(mutually exclusive with btl_gamma_if_exclude). Default: every up, "
-			"non-loopback Ethernet interface the gamma provider offers, nearest NIC "
-			"first. With several interfaces and several ranks per host, local rank i "
-			"uses interface i mod n",
-			&p->if_include);
+	                "Comma-separated list of Ethernet interfaces gamma may use, in order "
+	                "(mutually exclusive with btl_gamma_if_exclude). Default: every up, "
+	                "non-loopback Ethernet interface the gamma provider offers, nearest NIC "
+	                "first. With several interfaces and several ranks per host, local rank i "
+	                "uses interface i mod n",
+	                &p->if_include);
 	p->if_exclude = NULL;
 	register_string("if_exclude",
-			"Comma-separated list of Ethernet interfaces gamma must not use "
-			"(mutually exclusive with btl_gamma_if_include)",
-			&p->if_exclude);
+	                "Comma-separated list of Ethernet interfaces gamma must not use "
+	                "(mutually exclusive with btl_gamma_if_include)",
+	                &p->if_exclude);
 
 	p->priority = GAMMA_PRIO_HIGH;
 	rc = mca_base_var_enum_create("btl_gamma_priority", gamma_priority_values, &prio_enum);
 	if (OPAL_SUCCESS != rc)
 		return rc;
 	mca_base_component_var_register(
-		c, "priority",
-		"Traffic class of this job on the gamma double queue: high (parallel job, "
-		"FI_TC_LOW_LATENCY, served first) or low (background job, FI_TC_BULK_DATA)",
-		MCA_BASE_VAR_TYPE_INT, prio_enum, 0, 0, OPAL_INFO_LVL_1,
-		MCA_BASE_VAR_SCOPE_READONLY, &p->priority);
+	    c, "priority",
+	    "Traffic class of this job on the gamma double queue: high (parallel job, "
+	    "FI_TC_LOW_LATENCY, served first) or low (background job, FI_TC_BULK_DATA)",
+	    MCA_BASE_VAR_TYPE_INT, prio_enum, 0, 0, OPAL_INFO_LVL_1, MCA_BASE_VAR_SCOPE_READONLY,
+	    &p->priority);
 	OBJ_RELEASE(prio_enum);
 
 	p->verbose = 0;
 	mca_base_component_var_register(c, "verbose",
-					"Verbosity of btl gamma diagnostics (0: errors only, "
-					"10: set-up decisions, 100: every fragment)",
-					MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
-					MCA_BASE_VAR_SCOPE_LOCAL, &p->verbose);
+	                                "Verbosity of btl gamma diagnostics (0: errors only, "
+	                                "10: set-up decisions, 100: every fragment)",
+	                                MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+	                                MCA_BASE_VAR_SCOPE_LOCAL, &p->verbose);
 
 	/* Defaults the base registration below exposes as eager_limit,
 	 * max_send_size, exclusivity, rndv_eager_limit and flags. */
@@ -79,12 +79,14 @@ int gamma_params_register(void)
 	/* The base registers latency and bandwidth only for BTLs with put. */
 	t->btl_latency = 10;
 	t->btl_bandwidth = 1000;
-	register_uint("latency", "Approximate latency of the gamma network (relative units, "
-				 "lower is preferred by the PML)",
-		      OPAL_INFO_LVL_5, &t->btl_latency);
-	register_uint("bandwidth", "Approximate bandwidth of one gamma interface in Mbps, used "
-				   "by the PML to split large messages across BTLs",
-		      OPAL_INFO_LVL_5, &t->btl_bandwidth);
+	register_uint("latency",
+	              "Approximate latency of the gamma network (relative units, "
+	              "lower is preferred by the PML)",
+	              OPAL_INFO_LVL_5, &t->btl_latency);
+	register_uint("bandwidth",
+	              "Approximate bandwidth of one gamma interface in Mbps, used "
+	              "by the PML to split large messages across BTLs",
+	              OPAL_INFO_LVL_5, &t->btl_bandwidth);
 
 	return mca_btl_base_param_register(c, t);
 }

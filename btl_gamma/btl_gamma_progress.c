@@ -141,8 +141,9 @@ static void dispatch(mca_btl_gamma_module_t *m, const struct fi_cq_tagged_entry 
 		 * which holds the modex's addresses and nothing else.
 		 */
 		if (src == FI_ADDR_NOTAVAIL) {
-			GAMMA_VERBOSE(10, "btl gamma: %s: dropped a message from a source outside the job",
-				      m->ifname);
+			GAMMA_VERBOSE(
+			    10, "btl gamma: %s: dropped a message from a source outside the job",
+			    m->ifname);
 			gamma_fi_post_recv(m, rx);
 			return;
 		}

@@ -20,17 +20,17 @@ void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_
 			gamma_show_help("short message", m->ifname, len, gamma_hostname());
 		else
 			GAMMA_VERBOSE(10, "btl gamma: %s: dropped a %zu-byte message", m->ifname,
-				      len);
+			              len);
 		return;
 	}
 	reg = &mca_btl_base_active_message_trigger[h->tag];
 	if (!reg->cbfunc) {
 		if (gamma_help_first(&tag_shown))
 			gamma_show_help("unknown tag", m->ifname, (unsigned)h->tag,
-					gamma_hostname());
+			                gamma_hostname());
 		else
 			GAMMA_VERBOSE(10, "btl gamma: %s: dropped a message for tag %u", m->ifname,
-				      h->tag);
+			              h->tag);
 		return;
 	}
 	/* The whole message, PML header included, is segment 0; the descriptor
@@ -41,6 +41,6 @@ void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_
 	des.des_segments = &seg;
 	des.des_segment_count = 1;
 	GAMMA_VERBOSE(100, "btl gamma: %s: deliver tag %u, %zu bytes", m->ifname, h->tag,
-		      (size_t)seg.seg_len);
+	              (size_t)seg.seg_len);
 	reg->cbfunc(&m->super, h->tag, &des, reg->cbdata);
 }

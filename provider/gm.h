@@ -24,20 +24,20 @@
 #include "gm_mac.h"
 #include "gm_net.h"
 
-#define GM_PROV_NAME "gamma"
-#define GM_FABRIC_NAME "gamma"
+#define GM_PROV_NAME    "gamma"
+#define GM_FABRIC_NAME  "gamma"
 #define GM_PROV_VERSION FI_VERSION(0, 1)
-#define GM_FI_VERSION FI_VERSION(1, 17)
+#define GM_FI_VERSION   FI_VERSION(1, 17)
 
 extern struct fi_provider gm_prov;
 
 /* FI_GAMMA_* parameters, read once at fi_prov_ini. */
 struct gm_params {
-	char *iface;          /* comma list of interfaces, NULL: every usable one */
+	char *iface; /* comma list of interfaces, NULL: every usable one */
 	int ethertype;
 	bool dq;
 	int low_share;
-	int default_class;    /* enum gm_class for FI_TC_UNSPEC */
+	int default_class; /* enum gm_class for FI_TC_UNSPEC */
 	int window;
 	int rto_us;
 	int peer_timeout_ms;
@@ -63,10 +63,10 @@ enum gm_unknown_policy { GM_UNKNOWN_AUTO, GM_UNKNOWN_HOLD, GM_UNKNOWN_DELIVER };
 extern struct gm_params gm_params;
 
 /* Limits advertised in fi_info. */
-#define GM_IOV_LIMIT 4
-#define GM_INJECT_SIZE 256
-#define GM_TX_SIZE 1024
-#define GM_RX_SIZE 1024
+#define GM_IOV_LIMIT    4
+#define GM_INJECT_SIZE  256
+#define GM_TX_SIZE      1024
+#define GM_RX_SIZE      1024
 #define GM_MAX_MSG_SIZE (1ULL << 40)
 #define GM_CQ_DATA_SIZE 8
 
@@ -78,11 +78,11 @@ extern struct gm_params gm_params;
 #define GM_TX_SILENT (1ULL << 62)
 
 #define GM_CAPS                                                                                    \
-	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE |  \
+	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE |   \
 	 FI_LOCAL_COMM | FI_REMOTE_COMM)
 
 int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
-	       const struct fi_info *hints, struct fi_info **info);
+               const struct fi_info *hints, struct fi_info **info);
 int gm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
 enum gm_class gm_tclass_to_class(uint32_t tclass);
 /* auth_key sizes gamma takes: none, a 4-byte key, or a secret (gm_net.h struct gm_auth). */
@@ -126,7 +126,7 @@ struct gm_av {
 	struct fid_av fid;
 	struct gm_domain *dom;
 	enum fi_av_type type;
-	uint64_t flags;    /* FI_EVENT: inserts complete on the bound EQ */
+	uint64_t flags; /* FI_EVENT: inserts complete on the bound EQ */
 	struct gm_eq *eq;
 	struct gm_addr *addrs;
 	bool *valid;
@@ -171,17 +171,17 @@ struct gm_cntr {
 struct gm_conn {
 	struct gm_ep *ep;
 	struct gm_peer *peer;
-	fi_addr_t fi_addr;       /* FI_ADDR_NOTAVAIL until found in the AV */
+	fi_addr_t fi_addr; /* FI_ADDR_NOTAVAIL until found in the AV */
 	uint32_t next_msg_id;
 	struct gm_list tx_queue; /* frames still to hand to the net, in order */
 	struct gm_list cts_wait; /* rendezvous sends waiting to be pulled */
 	struct gm_list ep_entry;
 	struct gm_list pend_entry; /* on ep->tx_pending while tx_queue is not empty */
-	struct gm_ux *rx_cur;    /* medium message being reassembled, if unexpected */
-	struct gm_rx *rx_cur_rx; /* ... or the posted receive it lands in */
+	struct gm_ux *rx_cur;      /* medium message being reassembled, if unexpected */
+	struct gm_rx *rx_cur_rx;   /* ... or the posted receive it lands in */
 	uint32_t rx_cur_id;
-	size_t ux_bytes; /* held in unexpected messages from this peer (FI_GAMMA_UX_PEER_MAX) */
-	uint64_t rx_matched;      /* receives matched to this peer's messages so far */
+	size_t ux_bytes;     /* held in unexpected messages from this peer (FI_GAMMA_UX_PEER_MAX) */
+	uint64_t rx_matched; /* receives matched to this peer's messages so far */
 	uint64_t rx_reported;     /* ... and completed to the application, in that order */
 	struct gm_list rx_parked; /* finished receives waiting for an earlier one */
 };
@@ -195,13 +195,13 @@ struct gm_tx {
 	struct gm_conn *conn;
 	void *context;
 	uint64_t flags; /* FI_SEND|FI_MSG|FI_TAGGED, FI_COMPLETION, FI_REMOTE_CQ_DATA, FI_INJECT,
-			   GM_TX_SILENT */
+	                   GM_TX_SILENT */
 	uint64_t tag, data;
 	struct iovec iov[GM_IOV_LIMIT];
 	size_t iov_count;
-	uint64_t len;    /* message length */
-	uint64_t limit;  /* bytes to send: len, or what the receiver pulled */
-	uint64_t off;    /* bytes handed to the net so far */
+	uint64_t len;   /* message length */
+	uint64_t limit; /* bytes to send: len, or what the receiver pulled */
+	uint64_t off;   /* bytes handed to the net so far */
 	uint32_t msg_id;
 	uint32_t recv_id;
 	uint32_t mcrc;      /* message CRC of the bytes handed to the net so far */
@@ -219,8 +219,9 @@ struct gm_rx {
 	struct gm_list entry;
 	struct gm_ep *ep;
 	void *context;
-	uint64_t flags; /* FI_RECV|FI_MSG|FI_TAGGED, FI_COMPLETION, FI_MULTI_RECV, FI_PEEK, FI_CLAIM */
-	fi_addr_t src;  /* FI_ADDR_UNSPEC: any */
+	uint64_t
+	    flags; /* FI_RECV|FI_MSG|FI_TAGGED, FI_COMPLETION, FI_MULTI_RECV, FI_PEEK, FI_CLAIM */
+	fi_addr_t src; /* FI_ADDR_UNSPEC: any */
 	uint64_t tag, ignore;
 	struct iovec iov[GM_IOV_LIMIT];
 	size_t iov_count;
@@ -251,8 +252,8 @@ struct gm_ux {
 	fi_addr_t src;
 	uint64_t tag, data, msg_len;
 	uint32_t mflags, msg_id;
-	bool rts;        /* rendezvous: no data held, pulled when matched */
-	uint8_t *buf;    /* eager/medium data */
+	bool rts;     /* rendezvous: no data held, pulled when matched */
+	uint8_t *buf; /* eager/medium data */
 	uint64_t have;
 	uint32_t mcrc;   /* message CRC of the bytes received so far */
 	int err;         /* FI_EIO once a frame's mcrc disagreed */
@@ -266,10 +267,10 @@ struct gm_ux {
 
 /* Upper-half counters, printed per endpoint by FI_GAMMA_STATS. */
 struct gm_msg_stats {
-	uint64_t unknown_held;     /* messages from sources not in the AV, held */
-	uint64_t unknown_released; /* ... (held or not) whose source then appeared in the AV */
-	uint64_t unknown_dropped;  /* ... dropped: never appeared, or FI_GAMMA_UX_UNKNOWN_MAX */
-	uint64_t ux_dropped;       /* from known peers, dropped: FI_GAMMA_UX_MAX / _PEER_MAX */
+	uint64_t unknown_held;        /* messages from sources not in the AV, held */
+	uint64_t unknown_released;    /* ... (held or not) whose source then appeared in the AV */
+	uint64_t unknown_dropped;     /* ... dropped: never appeared, or FI_GAMMA_UX_UNKNOWN_MAX */
+	uint64_t ux_dropped;          /* from known peers, dropped: FI_GAMMA_UX_MAX / _PEER_MAX */
 	size_t ux_peak, unknown_peak; /* most bytes held at once */
 	uint64_t sends_lost; /* sends completed when buffered whose data the peer never got */
 };
@@ -294,10 +295,10 @@ struct gm_ep {
 	struct gm_list conn_list;  /* every conn of this endpoint */
 	struct gm_list tx_pending; /* conns with frames waiting for the window */
 	struct gm_list tx_live;    /* every gm_tx not yet freed, for close */
-	struct gm_list posted[2];     /* [0] untagged, [1] tagged receives */
+	struct gm_list posted[2];  /* [0] untagged, [1] tagged receives */
 	struct gm_list unexpected[2];
-	struct gm_list rndv_rx;       /* receives pulling a rendezvous message */
-	size_t ux_unresolved;         /* unexpected messages from outside the AV, held or not */
+	struct gm_list rndv_rx;         /* receives pulling a rendezvous message */
+	size_t ux_unresolved;           /* unexpected messages from outside the AV, held or not */
 	size_t ux_bytes, unknown_bytes; /* held in unexpected messages (caps: gm_params) */
 	uint64_t av_seen;               /* av->gen when held messages were last resolved */
 	uint64_t held_expiry_ms;        /* the oldest held message's deadline */
@@ -315,12 +316,12 @@ struct gm_node {
 int gm_addr_service(const char *service, uint16_t *port);
 int gm_node_resolve(const char *node, uint64_t flags, struct gm_node *n);
 int gm_node_match(const struct gm_node *n, bool source, const char *ifname, const uint8_t own[6],
-		  uint8_t mac[6]);
+                  uint8_t mac[6]);
 void gm_node_free(struct gm_node *n);
 /* gm_eq.c: fabric-level, its own lock (never the domain's) */
 struct gm_eq;
 int gm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
-	       void *context);
+               void *context);
 struct gm_eq *gm_eq_of(struct fid *fid);
 void gm_eq_hold(struct gm_eq *eq, int delta);
 ssize_t gm_eq_report(struct gm_eq *eq, uint32_t event, const void *buf, size_t len);
@@ -329,7 +330,7 @@ int gm_eq_trywait(struct fid *fid);
 int gm_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fid_poll **pollset);
 /* gm_domain.c */
 int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
-		   void *context);
+                   void *context);
 void gm_domain_progress(struct gm_domain *dom);
 int gm_domain_wait(struct gm_domain *dom, int timeout_ms);
 void gm_domain_signal(struct gm_domain *dom);
@@ -337,7 +338,7 @@ void gm_domain_signal(struct gm_domain *dom);
 int gm_domain_trywait(struct gm_domain *dom, bool pending);
 /* gm_av.c */
 int gm_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
-	       void *context);
+               void *context);
 const struct gm_addr *gm_av_get(struct gm_av *av, fi_addr_t fi_addr);
 /* gm_av_index.c */
 fi_addr_t gm_av_find(struct gm_av *av, const struct gm_addr *addr);
@@ -345,37 +346,36 @@ int gm_av_index_rebuild(struct gm_av *av, size_t need);
 void gm_av_index_added(struct gm_av *av, size_t first);
 /* gm_cq.c */
 int gm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
-	       void *context);
+               void *context);
 void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-		 uint64_t data, uint64_t tag, fi_addr_t src);
+                 uint64_t data, uint64_t tag, fi_addr_t src);
 void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-		     uint64_t data, uint64_t tag, size_t olen, int err);
+                     uint64_t data, uint64_t tag, size_t olen, int err);
 int gm_cq_trywait(struct gm_cq *cq);
 /* gm_cntr.c */
 int gm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **cntr,
-		 void *context);
+                 void *context);
 void gm_cntr_inc(struct gm_cntr *cntr);
 void gm_cntr_inc_err(struct gm_cntr *cntr);
 int gm_cntr_trywait(struct gm_cntr *cntr);
 /* gm_mr.c */
 int gm_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,
-	      uint64_t requested_key, uint64_t flags, struct fid_mr **mr, void *context);
+              uint64_t requested_key, uint64_t flags, struct fid_mr **mr, void *context);
 int gm_mr_regv(struct fid *fid, const struct iovec *iov, size_t count, uint64_t access,
-	       uint64_t offset, uint64_t requested_key, uint64_t flags, struct fid_mr **mr,
-	       void *context);
+               uint64_t offset, uint64_t requested_key, uint64_t flags, struct fid_mr **mr,
+               void *context);
 int gm_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags,
-		  struct fid_mr **mr);
+                  struct fid_mr **mr);
 /* gm_ep.c */
-int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
-	       void *context);
+int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep, void *context);
 struct gm_conn *gm_ep_conn(struct gm_ep *ep, fi_addr_t fi_addr);
 struct gm_conn *gm_conn_of_peer(struct gm_ep *ep, struct gm_peer *peer);
 /* gm_msg.c: the active-message protocol */
 extern const struct gm_port_ops gm_msg_port_ops;
 ssize_t gm_msg_send(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_addr_t dest,
-		    uint64_t tag, uint64_t data, void *context, uint64_t flags);
+                    uint64_t tag, uint64_t data, void *context, uint64_t flags);
 ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_addr_t src,
-		    uint64_t tag, uint64_t ignore, void *context, uint64_t flags);
+                    uint64_t tag, uint64_t ignore, void *context, uint64_t flags);
 void gm_msg_progress_ep(struct gm_ep *ep);
 int gm_msg_cancel(struct gm_ep *ep, void *context);
 void gm_msg_ep_close(struct gm_ep *ep);
@@ -383,18 +383,18 @@ void gm_msg_ep_close(struct gm_ep *ep);
 bool gm_match_tag(uint64_t want, uint64_t ignore, uint64_t tag);
 bool gm_match_src(fi_addr_t want, fi_addr_t src);
 struct gm_rx *gm_match_posted(struct gm_list *posted, fi_addr_t src, uint64_t tag);
-struct gm_ux *gm_match_unexpected(struct gm_list *ux, fi_addr_t src, uint64_t tag,
-				  uint64_t ignore, void *claim_ctx, bool claim);
+struct gm_ux *gm_match_unexpected(struct gm_list *ux, fi_addr_t src, uint64_t tag, uint64_t ignore,
+                                  void *claim_ctx, bool claim);
 size_t gm_iov_copy_to(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
-		      size_t len);
+                      size_t len);
 /* gm_iov_copy_to, chaining *crc (gm_crc32c) over the bytes copied (crc NULL: none). */
 size_t gm_iov_copy_to_crc(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
-			  size_t len, uint32_t *crc);
+                          size_t len, uint32_t *crc);
 size_t gm_iov_copy_from(const struct iovec *iov, size_t cnt, uint64_t off, void *dst, size_t len);
 uint64_t gm_iov_len(const struct iovec *iov, size_t cnt);
 
 #define GM_WARN(subsys, ...) FI_WARN(&gm_prov, subsys, __VA_ARGS__)
 #define GM_INFO(subsys, ...) FI_INFO(&gm_prov, subsys, __VA_ARGS__)
-#define GM_DBG(subsys, ...) FI_DBG(&gm_prov, subsys, __VA_ARGS__)
+#define GM_DBG(subsys, ...)  FI_DBG(&gm_prov, subsys, __VA_ARGS__)
 
 #endif /* GM_H */

@@ -40,7 +40,7 @@ static int av_grow(struct gm_av *av, size_t need)
 }
 
 static int gm_av_insert(struct fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_addr,
-			uint64_t flags, void *context)
+                        uint64_t flags, void *context)
 {
 	struct gm_av *av = gm_container_of(fav, struct gm_av, fid);
 	const struct gm_addr *in = addr;
@@ -140,7 +140,7 @@ static const char *gm_av_straddr(struct fid_av *fav, const void *addr, char *buf
 
 	memcpy(&a, addr, sizeof(a));
 	n = snprintf(tmp, sizeof(tmp), "gamma://%02x:%02x:%02x:%02x:%02x:%02x/%u", a.mac[0],
-		     a.mac[1], a.mac[2], a.mac[3], a.mac[4], a.mac[5], a.port);
+	             a.mac[1], a.mac[2], a.mac[3], a.mac[4], a.mac[5], a.port);
 	if (*len > 0) {
 		size_t c = (size_t)n < *len - 1 ? (size_t)n : *len - 1;
 		memcpy(buf, tmp, c);
@@ -151,14 +151,13 @@ static const char *gm_av_straddr(struct fid_av *fav, const void *addr, char *buf
 }
 
 static int gm_av_insertsvc(struct fid_av *av, const char *node, const char *service,
-			   fi_addr_t *fi_addr, uint64_t flags, void *context)
+                           fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
 	return -FI_ENOSYS;
 }
 
-static int gm_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
-			   const char *service, size_t svccnt, fi_addr_t *fi_addr, uint64_t flags,
-			   void *context)
+static int gm_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt, const char *service,
+                           size_t svccnt, fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
 	return -FI_ENOSYS;
 }
@@ -182,26 +181,26 @@ static int gm_av_close(struct fid *fid)
 }
 
 static struct fi_ops gm_av_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = gm_av_close,
-	.bind = gm_av_bind,
-	.control = gm_no_control,
-	.ops_open = gm_no_ops_open,
+    .size = sizeof(struct fi_ops),
+    .close = gm_av_close,
+    .bind = gm_av_bind,
+    .control = gm_no_control,
+    .ops_open = gm_no_ops_open,
 };
 
 static struct fi_ops_av gm_av_ops = {
-	.size = sizeof(struct fi_ops_av),
-	.insert = gm_av_insert,
-	.insertsvc = gm_av_insertsvc,
-	.insertsym = gm_av_insertsym,
-	.remove = gm_av_remove,
-	.lookup = gm_av_lookup,
-	.straddr = gm_av_straddr,
-	.av_set = NULL,
+    .size = sizeof(struct fi_ops_av),
+    .insert = gm_av_insert,
+    .insertsvc = gm_av_insertsvc,
+    .insertsym = gm_av_insertsym,
+    .remove = gm_av_remove,
+    .lookup = gm_av_lookup,
+    .straddr = gm_av_straddr,
+    .av_set = NULL,
 };
 
 int gm_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **fav,
-	       void *context)
+               void *context)
 {
 	struct gm_domain *dom = gm_container_of(domain, struct gm_domain, fid);
 	struct gm_av *av;

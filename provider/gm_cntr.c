@@ -172,26 +172,26 @@ static int gm_cntr_control(struct fid *fid, int command, void *arg)
 }
 
 static struct fi_ops gm_cntr_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = gm_cntr_close,
-	.bind = gm_no_bind,
-	.control = gm_cntr_control,
-	.ops_open = gm_no_ops_open,
+    .size = sizeof(struct fi_ops),
+    .close = gm_cntr_close,
+    .bind = gm_no_bind,
+    .control = gm_cntr_control,
+    .ops_open = gm_no_ops_open,
 };
 
 static struct fi_ops_cntr gm_cntr_ops = {
-	.size = sizeof(struct fi_ops_cntr),
-	.read = gm_cntr_read,
-	.readerr = gm_cntr_readerr,
-	.add = gm_cntr_add,
-	.set = gm_cntr_set,
-	.wait = gm_cntr_wait,
-	.adderr = gm_cntr_adderr,
-	.seterr = gm_cntr_seterr,
+    .size = sizeof(struct fi_ops_cntr),
+    .read = gm_cntr_read,
+    .readerr = gm_cntr_readerr,
+    .add = gm_cntr_add,
+    .set = gm_cntr_set,
+    .wait = gm_cntr_wait,
+    .adderr = gm_cntr_adderr,
+    .seterr = gm_cntr_seterr,
 };
 
 int gm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **fc,
-		 void *context)
+                 void *context)
 {
 	struct gm_domain *dom = gm_container_of(domain, struct gm_domain, fid);
 	struct gm_cntr *c;

@@ -45,7 +45,7 @@ static int cq_grow(struct gm_cq *cq)
 }
 
 void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-		 uint64_t data, uint64_t tag, fi_addr_t src)
+                 uint64_t data, uint64_t tag, fi_addr_t src)
 {
 	struct gm_cq_slot *s;
 
@@ -55,12 +55,12 @@ void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, vo
 	}
 	s = &cq->ring[(cq->head + cq->count) % cq->cap];
 	s->e = (struct fi_cq_tagged_entry){
-		.op_context = context,
-		.flags = flags,
-		.len = len,
-		.buf = buf,
-		.data = data,
-		.tag = tag,
+	    .op_context = context,
+	    .flags = flags,
+	    .len = len,
+	    .buf = buf,
+	    .data = data,
+	    .tag = tag,
 	};
 	s->src = src;
 	cq->count++;
@@ -68,7 +68,7 @@ void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, vo
 }
 
 void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-		     uint64_t data, uint64_t tag, size_t olen, int err)
+                     uint64_t data, uint64_t tag, size_t olen, int err)
 {
 	struct gm_cq_err *e = calloc(1, sizeof(*e));
 
@@ -166,12 +166,13 @@ static int remaining_ms(const struct timespec *deadline)
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	long ms = (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	long ms =
+	    (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
 	return ms < 0 ? 0 : (int)ms;
 }
 
 static ssize_t gm_cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count, fi_addr_t *src,
-			       const void *cond, int timeout)
+                               const void *cond, int timeout)
 {
 	struct gm_cq *cq = gm_container_of(fcq, struct gm_cq, fid);
 	struct timespec deadline;
@@ -204,7 +205,7 @@ static ssize_t gm_cq_sreadfrom(struct fid_cq *fcq, void *buf, size_t count, fi_a
 }
 
 static ssize_t gm_cq_sread(struct fid_cq *fcq, void *buf, size_t count, const void *cond,
-			   int timeout)
+                           int timeout)
 {
 	return gm_cq_sreadfrom(fcq, buf, count, NULL, cond, timeout);
 }
@@ -215,7 +216,7 @@ static int gm_cq_signal(struct fid_cq *fcq)
 }
 
 static const char *gm_cq_strerror(struct fid_cq *fcq, int prov_errno, const void *err_data,
-				  char *buf, size_t len)
+                                  char *buf, size_t len)
 {
 	const char *s;
 
@@ -255,7 +256,7 @@ static int gm_cq_close(struct fid *fid)
 	cq->dom->refs--;
 	pthread_mutex_unlock(&cq->dom->lock);
 	gm_list_for_each_safe(&cq->errs, pos, tmp)
-		free(gm_list_entry(pos, struct gm_cq_err, entry));
+	    free(gm_list_entry(pos, struct gm_cq_err, entry));
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -280,26 +281,26 @@ static int gm_cq_control(struct fid *fid, int command, void *arg)
 }
 
 static struct fi_ops gm_cq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = gm_cq_close,
-	.bind = gm_no_bind,
-	.control = gm_cq_control,
-	.ops_open = gm_no_ops_open,
+    .size = sizeof(struct fi_ops),
+    .close = gm_cq_close,
+    .bind = gm_no_bind,
+    .control = gm_cq_control,
+    .ops_open = gm_no_ops_open,
 };
 
 static struct fi_ops_cq gm_cq_ops = {
-	.size = sizeof(struct fi_ops_cq),
-	.read = gm_cq_read,
-	.readfrom = gm_cq_readfrom,
-	.readerr = gm_cq_readerr,
-	.sread = gm_cq_sread,
-	.sreadfrom = gm_cq_sreadfrom,
-	.signal = gm_cq_signal,
-	.strerror = gm_cq_strerror,
+    .size = sizeof(struct fi_ops_cq),
+    .read = gm_cq_read,
+    .readfrom = gm_cq_readfrom,
+    .readerr = gm_cq_readerr,
+    .sread = gm_cq_sread,
+    .sreadfrom = gm_cq_sreadfrom,
+    .signal = gm_cq_signal,
+    .strerror = gm_cq_strerror,
 };
 
 int gm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **fcq,
-	       void *context)
+               void *context)
 {
 	struct gm_domain *dom = gm_container_of(domain, struct gm_domain, fid);
 	struct gm_cq *cq;

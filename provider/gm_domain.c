@@ -23,7 +23,7 @@
  * the application has left alone for GM_APP_IDLE_MS; while the application
  * polls, the thread only naps, so it never competes for the lock or the ring.
  */
-#define GM_APP_IDLE_MS 10
+#define GM_APP_IDLE_MS         10
 #define GM_THREAD_MAX_SLEEP_MS 100
 
 static uint64_t now_ms(void)
@@ -41,7 +41,7 @@ static int domain_progress(struct gm_domain *dom)
 	int n = gm_net_progress(dom->net);
 
 	gm_list_for_each_safe(&dom->eps, pos, tmp)
-		gm_msg_progress_ep(gm_list_entry(pos, struct gm_ep, dom_entry));
+	    gm_msg_progress_ep(gm_list_entry(pos, struct gm_ep, dom_entry));
 	return n;
 }
 
@@ -58,7 +58,8 @@ static void *progress_thread(void *arg)
 		   frames here would leave it asleep on an empty ring. */
 		if (idle < GM_APP_IDLE_MS || dom->waiters) {
 			pthread_mutex_unlock(&dom->lock);
-			usleep((idle < GM_APP_IDLE_MS ? GM_APP_IDLE_MS - idle : GM_APP_IDLE_MS) * 1000);
+			usleep((idle < GM_APP_IDLE_MS ? GM_APP_IDLE_MS - idle : GM_APP_IDLE_MS) *
+			       1000);
 			pthread_mutex_lock(&dom->lock);
 			continue;
 		}
@@ -68,7 +69,8 @@ static void *progress_thread(void *arg)
 		struct pollfd p = {.fd = gm_net_fd(dom->net), .events = POLLIN};
 		poll(&p, 1, t);
 		pthread_mutex_lock(&dom->lock);
-		if (!dom->stop && !dom->waiters && now_ms() - dom->app_progress_ms >= GM_APP_IDLE_MS)
+		if (!dom->stop && !dom->waiters &&
+		    now_ms() - dom->app_progress_ms >= GM_APP_IDLE_MS)
 			domain_progress(dom);
 	}
 	pthread_mutex_unlock(&dom->lock);
@@ -195,49 +197,49 @@ static int wait_fds_open(struct gm_domain *dom)
 }
 
 static struct fi_ops gm_domain_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = gm_domain_close,
-	.bind = gm_no_bind,
-	.control = gm_no_control,
-	.ops_open = gm_no_ops_open,
+    .size = sizeof(struct fi_ops),
+    .close = gm_domain_close,
+    .bind = gm_no_bind,
+    .control = gm_no_control,
+    .ops_open = gm_no_ops_open,
 };
 
 static struct fi_ops_domain gm_domain_ops = {
-	.size = sizeof(struct fi_ops_domain),
-	.av_open = gm_av_open,
-	.cq_open = gm_cq_open,
-	.endpoint = gm_ep_open,
-	.scalable_ep = gm_no_scalable_ep,
-	.cntr_open = gm_cntr_open,
-	.poll_open = gm_poll_open,
-	.stx_ctx = gm_no_stx_ctx,
-	.srx_ctx = gm_no_srx_ctx,
-	.query_atomic = gm_no_query_atomic,
-	.query_collective = gm_no_query_collective,
-	.endpoint2 = gm_no_endpoint2,
+    .size = sizeof(struct fi_ops_domain),
+    .av_open = gm_av_open,
+    .cq_open = gm_cq_open,
+    .endpoint = gm_ep_open,
+    .scalable_ep = gm_no_scalable_ep,
+    .cntr_open = gm_cntr_open,
+    .poll_open = gm_poll_open,
+    .stx_ctx = gm_no_stx_ctx,
+    .srx_ctx = gm_no_srx_ctx,
+    .query_atomic = gm_no_query_atomic,
+    .query_collective = gm_no_query_collective,
+    .endpoint2 = gm_no_endpoint2,
 };
 
 static struct fi_ops_mr gm_domain_mr_ops = {
-	.size = sizeof(struct fi_ops_mr),
-	.reg = gm_mr_reg,
-	.regv = gm_mr_regv,
-	.regattr = gm_mr_regattr,
+    .size = sizeof(struct fi_ops_mr),
+    .reg = gm_mr_reg,
+    .regv = gm_mr_regv,
+    .regattr = gm_mr_regattr,
 };
 
 int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **domain,
-		   void *context)
+                   void *context)
 {
 	struct gm_net_params np = {
-		.ethertype = (uint16_t)gm_params.ethertype,
-		.dq = gm_params.dq,
-		.low_share = (unsigned)gm_params.low_share,
-		.window = (unsigned)gm_params.window,
-		.rto_us = (unsigned)gm_params.rto_us,
-		.peer_timeout_ms = (unsigned)gm_params.peer_timeout_ms,
-		.rx_ring_kb = (unsigned)gm_params.rx_ring_kb,
-		.ooo_max = (unsigned)gm_params.ooo_max,
-		.ooo_peer_max = (unsigned)gm_params.ooo_peer_max,
-		.peer_max = (unsigned)gm_params.peer_max,
+	    .ethertype = (uint16_t)gm_params.ethertype,
+	    .dq = gm_params.dq,
+	    .low_share = (unsigned)gm_params.low_share,
+	    .window = (unsigned)gm_params.window,
+	    .rto_us = (unsigned)gm_params.rto_us,
+	    .peer_timeout_ms = (unsigned)gm_params.peer_timeout_ms,
+	    .rx_ring_kb = (unsigned)gm_params.rx_ring_kb,
+	    .ooo_max = (unsigned)gm_params.ooo_max,
+	    .ooo_peer_max = (unsigned)gm_params.ooo_peer_max,
+	    .peer_max = (unsigned)gm_params.peer_max,
 	};
 	struct gm_domain *dom;
 	int ret;

@@ -285,42 +285,42 @@ static ssize_t gm_ep_tx_size_left(struct fid_ep *fep)
 }
 
 static struct fi_ops gm_ep_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = gm_ep_close,
-	.bind = gm_ep_bind,
-	.control = gm_ep_control,
-	.ops_open = gm_no_ops_open,
+    .size = sizeof(struct fi_ops),
+    .close = gm_ep_close,
+    .bind = gm_ep_bind,
+    .control = gm_ep_control,
+    .ops_open = gm_no_ops_open,
 };
 
 static struct fi_ops_ep gm_ep_ops = {
-	.size = sizeof(struct fi_ops_ep),
-	.cancel = gm_ep_cancel,
-	.getopt = gm_ep_getopt,
-	.setopt = gm_ep_setopt,
-	.tx_ctx = gm_no_tx_ctx,
-	.rx_ctx = gm_no_rx_ctx,
-	.rx_size_left = gm_ep_rx_size_left,
-	.tx_size_left = gm_ep_tx_size_left,
+    .size = sizeof(struct fi_ops_ep),
+    .cancel = gm_ep_cancel,
+    .getopt = gm_ep_getopt,
+    .setopt = gm_ep_setopt,
+    .tx_ctx = gm_no_tx_ctx,
+    .rx_ctx = gm_no_rx_ctx,
+    .rx_size_left = gm_ep_rx_size_left,
+    .tx_size_left = gm_ep_tx_size_left,
 };
 
 static struct fi_ops_cm gm_ep_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = gm_ep_setname,
-	.getname = gm_ep_getname,
-	.getpeer = gm_no_getpeer,
-	.connect = gm_no_connect,
-	.listen = gm_no_listen,
-	.accept = gm_no_accept,
-	.reject = gm_no_reject,
-	.shutdown = gm_no_shutdown,
-	.join = gm_no_join,
+    .size = sizeof(struct fi_ops_cm),
+    .setname = gm_ep_setname,
+    .getname = gm_ep_getname,
+    .getpeer = gm_no_getpeer,
+    .connect = gm_no_connect,
+    .listen = gm_no_listen,
+    .accept = gm_no_accept,
+    .reject = gm_no_reject,
+    .shutdown = gm_no_shutdown,
+    .join = gm_no_join,
 };
 
 /* ---- data transfer entry points ---- */
 
 static ssize_t send_flagged(struct fid_ep *fep, const struct iovec *iov, size_t count,
-			    fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
-			    uint64_t flags)
+                            fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
+                            uint64_t flags)
 {
 	struct gm_ep *ep = GM_EP(fep);
 	ssize_t ret;
@@ -337,23 +337,23 @@ static ssize_t send_flagged(struct fid_ep *fep, const struct iovec *iov, size_t 
 }
 
 static ssize_t do_send(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t dest,
-		       uint64_t tag, uint64_t data, void *context, uint64_t flags)
+                       uint64_t tag, uint64_t data, void *context, uint64_t flags)
 {
 	return send_flagged(fep, iov, count, dest, tag, data, context, flags & ~GM_TX_SILENT);
 }
 
 /* fi_inject*: buffer free on return, and no completion at all */
 static ssize_t do_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest,
-			 uint64_t tag, uint64_t data, uint64_t flags)
+                         uint64_t tag, uint64_t data, uint64_t flags)
 {
 	const struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
 
 	return send_flagged(fep, &iov, 1, dest, tag, data, NULL,
-			    flags | FI_SEND | FI_INJECT | GM_TX_SILENT);
+	                    flags | FI_SEND | FI_INJECT | GM_TX_SILENT);
 }
 
 static ssize_t do_recv(struct fid_ep *fep, const struct iovec *iov, size_t count, fi_addr_t src,
-		       uint64_t tag, uint64_t ignore, void *context, uint64_t flags)
+                       uint64_t tag, uint64_t ignore, void *context, uint64_t flags)
 {
 	struct gm_ep *ep = GM_EP(fep);
 	ssize_t ret;
@@ -371,43 +371,43 @@ static ssize_t do_recv(struct fid_ep *fep, const struct iovec *iov, size_t count
 #define ONE_IOV(b, l) (&(struct iovec){.iov_base = (void *)(b), .iov_len = (l)})
 
 static ssize_t msg_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
-			void *context)
+                        void *context)
 {
 	return do_recv(fep, ONE_IOV(buf, len), 1, src, 0, 0, context,
-		       GM_EP(fep)->rx_op_flags | FI_MSG | FI_RECV);
+	               GM_EP(fep)->rx_op_flags | FI_MSG | FI_RECV);
 }
 
 static ssize_t msg_recvv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
-			 fi_addr_t src, void *context)
+                         fi_addr_t src, void *context)
 {
 	return do_recv(fep, iov, count, src, 0, 0, context,
-		       GM_EP(fep)->rx_op_flags | FI_MSG | FI_RECV);
+	               GM_EP(fep)->rx_op_flags | FI_MSG | FI_RECV);
 }
 
 static ssize_t msg_recvmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
 {
 	return do_recv(fep, msg->msg_iov, msg->iov_count, msg->addr, 0, 0, msg->context,
-		       flags | FI_MSG | FI_RECV);
+	               flags | FI_MSG | FI_RECV);
 }
 
-static ssize_t msg_send(struct fid_ep *fep, const void *buf, size_t len, void *desc,
-			fi_addr_t dest, void *context)
+static ssize_t msg_send(struct fid_ep *fep, const void *buf, size_t len, void *desc, fi_addr_t dest,
+                        void *context)
 {
 	return do_send(fep, ONE_IOV(buf, len), 1, dest, 0, 0, context,
-		       GM_EP(fep)->tx_op_flags | FI_MSG | FI_SEND);
+	               GM_EP(fep)->tx_op_flags | FI_MSG | FI_SEND);
 }
 
 static ssize_t msg_sendv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
-			 fi_addr_t dest, void *context)
+                         fi_addr_t dest, void *context)
 {
 	return do_send(fep, iov, count, dest, 0, 0, context,
-		       GM_EP(fep)->tx_op_flags | FI_MSG | FI_SEND);
+	               GM_EP(fep)->tx_op_flags | FI_MSG | FI_SEND);
 }
 
 static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg, uint64_t flags)
 {
 	return do_send(fep, msg->msg_iov, msg->iov_count, msg->addr, 0, msg->data, msg->context,
-		       flags | FI_MSG | FI_SEND);
+	               flags | FI_MSG | FI_SEND);
 }
 
 static ssize_t msg_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest)
@@ -416,105 +416,104 @@ static ssize_t msg_inject(struct fid_ep *fep, const void *buf, size_t len, fi_ad
 }
 
 static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
-			    uint64_t data, fi_addr_t dest, void *context)
+                            uint64_t data, fi_addr_t dest, void *context)
 {
 	return do_send(fep, ONE_IOV(buf, len), 1, dest, 0, data, context,
-		       GM_EP(fep)->tx_op_flags | FI_MSG | FI_SEND | FI_REMOTE_CQ_DATA);
+	               GM_EP(fep)->tx_op_flags | FI_MSG | FI_SEND | FI_REMOTE_CQ_DATA);
 }
 
 static ssize_t msg_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
-			      fi_addr_t dest)
+                              fi_addr_t dest)
 {
 	return do_inject(fep, buf, len, dest, 0, data, FI_MSG | FI_REMOTE_CQ_DATA);
 }
 
 static struct fi_ops_msg gm_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = msg_recv,
-	.recvv = msg_recvv,
-	.recvmsg = msg_recvmsg,
-	.send = msg_send,
-	.sendv = msg_sendv,
-	.sendmsg = msg_sendmsg,
-	.inject = msg_inject,
-	.senddata = msg_senddata,
-	.injectdata = msg_injectdata,
+    .size = sizeof(struct fi_ops_msg),
+    .recv = msg_recv,
+    .recvv = msg_recvv,
+    .recvmsg = msg_recvmsg,
+    .send = msg_send,
+    .sendv = msg_sendv,
+    .sendmsg = msg_sendmsg,
+    .inject = msg_inject,
+    .senddata = msg_senddata,
+    .injectdata = msg_injectdata,
 };
 
 static ssize_t tag_recv(struct fid_ep *fep, void *buf, size_t len, void *desc, fi_addr_t src,
-			uint64_t tag, uint64_t ignore, void *context)
+                        uint64_t tag, uint64_t ignore, void *context)
 {
 	return do_recv(fep, ONE_IOV(buf, len), 1, src, tag, ignore, context,
-		       GM_EP(fep)->rx_op_flags | FI_TAGGED | FI_RECV);
+	               GM_EP(fep)->rx_op_flags | FI_TAGGED | FI_RECV);
 }
 
 static ssize_t tag_recvv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
-			 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
+                         fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
 {
 	return do_recv(fep, iov, count, src, tag, ignore, context,
-		       GM_EP(fep)->rx_op_flags | FI_TAGGED | FI_RECV);
+	               GM_EP(fep)->rx_op_flags | FI_TAGGED | FI_RECV);
 }
 
 static ssize_t tag_recvmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
 	return do_recv(fep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, msg->ignore,
-		       msg->context, flags | FI_TAGGED | FI_RECV);
+	               msg->context, flags | FI_TAGGED | FI_RECV);
 }
 
-static ssize_t tag_send(struct fid_ep *fep, const void *buf, size_t len, void *desc,
-			fi_addr_t dest, uint64_t tag, void *context)
+static ssize_t tag_send(struct fid_ep *fep, const void *buf, size_t len, void *desc, fi_addr_t dest,
+                        uint64_t tag, void *context)
 {
 	return do_send(fep, ONE_IOV(buf, len), 1, dest, tag, 0, context,
-		       GM_EP(fep)->tx_op_flags | FI_TAGGED | FI_SEND);
+	               GM_EP(fep)->tx_op_flags | FI_TAGGED | FI_SEND);
 }
 
 static ssize_t tag_sendv(struct fid_ep *fep, const struct iovec *iov, void **desc, size_t count,
-			 fi_addr_t dest, uint64_t tag, void *context)
+                         fi_addr_t dest, uint64_t tag, void *context)
 {
 	return do_send(fep, iov, count, dest, tag, 0, context,
-		       GM_EP(fep)->tx_op_flags | FI_TAGGED | FI_SEND);
+	               GM_EP(fep)->tx_op_flags | FI_TAGGED | FI_SEND);
 }
 
 static ssize_t tag_sendmsg(struct fid_ep *fep, const struct fi_msg_tagged *msg, uint64_t flags)
 {
 	return do_send(fep, msg->msg_iov, msg->iov_count, msg->addr, msg->tag, msg->data,
-		       msg->context, flags | FI_TAGGED | FI_SEND);
+	               msg->context, flags | FI_TAGGED | FI_SEND);
 }
 
 static ssize_t tag_inject(struct fid_ep *fep, const void *buf, size_t len, fi_addr_t dest,
-			  uint64_t tag)
+                          uint64_t tag)
 {
 	return do_inject(fep, buf, len, dest, tag, 0, FI_TAGGED);
 }
 
 static ssize_t tag_senddata(struct fid_ep *fep, const void *buf, size_t len, void *desc,
-			    uint64_t data, fi_addr_t dest, uint64_t tag, void *context)
+                            uint64_t data, fi_addr_t dest, uint64_t tag, void *context)
 {
 	return do_send(fep, ONE_IOV(buf, len), 1, dest, tag, data, context,
-		       GM_EP(fep)->tx_op_flags | FI_TAGGED | FI_SEND | FI_REMOTE_CQ_DATA);
+	               GM_EP(fep)->tx_op_flags | FI_TAGGED | FI_SEND | FI_REMOTE_CQ_DATA);
 }
 
 static ssize_t tag_injectdata(struct fid_ep *fep, const void *buf, size_t len, uint64_t data,
-			      fi_addr_t dest, uint64_t tag)
+                              fi_addr_t dest, uint64_t tag)
 {
 	return do_inject(fep, buf, len, dest, tag, data, FI_TAGGED | FI_REMOTE_CQ_DATA);
 }
 
 static struct fi_ops_tagged gm_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = tag_recv,
-	.recvv = tag_recvv,
-	.recvmsg = tag_recvmsg,
-	.send = tag_send,
-	.sendv = tag_sendv,
-	.sendmsg = tag_sendmsg,
-	.inject = tag_inject,
-	.senddata = tag_senddata,
-	.injectdata = tag_injectdata,
+    .size = sizeof(struct fi_ops_tagged),
+    .recv = tag_recv,
+    .recvv = tag_recvv,
+    .recvmsg = tag_recvmsg,
+    .send = tag_send,
+    .sendv = tag_sendv,
+    .sendmsg = tag_sendmsg,
+    .inject = tag_inject,
+    .senddata = tag_senddata,
+    .injectdata = tag_injectdata,
 };
 
-int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **fep,
-	       void *context)
+int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **fep, void *context)
 {
 	struct gm_domain *dom = gm_container_of(domain, struct gm_domain, fid);
 	struct gm_auth auth = {dom->auth_key, dom->auth_key_len};
@@ -523,7 +522,7 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 	int ret;
 
 	if (!info || (info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
-		      info->ep_attr->type != FI_EP_UNSPEC))
+	              info->ep_attr->type != FI_EP_UNSPEC))
 		return -FI_EINVAL;
 	if (info->ep_attr && info->ep_attr->auth_key) {
 		if (!gm_auth_key_size_ok(info->ep_attr->auth_key_size))
@@ -531,8 +530,10 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 		auth = (struct gm_auth){info->ep_attr->auth_key, info->ep_attr->auth_key_size};
 	}
 	if (gm_params.require_auth && auth.len < GM_SECRET_MIN) {
-		GM_WARN(FI_LOG_EP_CTRL, "FI_GAMMA_REQUIRE_AUTH: an endpoint needs an auth_key "
-			"of %d to %d bytes\n", GM_SECRET_MIN, GM_SECRET_MAX);
+		GM_WARN(FI_LOG_EP_CTRL,
+		        "FI_GAMMA_REQUIRE_AUTH: an endpoint needs an auth_key "
+		        "of %d to %d bytes\n",
+		        GM_SECRET_MIN, GM_SECRET_MAX);
 		return -FI_EACCES;
 	}
 	if (info->src_addr) {

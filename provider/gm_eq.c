@@ -285,20 +285,20 @@ static int gm_eq_control(struct fid *fid, int command, void *arg)
 }
 
 static struct fi_ops gm_eq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = gm_eq_close,
-	.bind = gm_no_bind,
-	.control = gm_eq_control,
-	.ops_open = gm_no_ops_open,
+    .size = sizeof(struct fi_ops),
+    .close = gm_eq_close,
+    .bind = gm_no_bind,
+    .control = gm_eq_control,
+    .ops_open = gm_no_ops_open,
 };
 
 static struct fi_ops_eq gm_eq_ops = {
-	.size = sizeof(struct fi_ops_eq),
-	.read = gm_eq_read,
-	.readerr = gm_eq_readerr,
-	.write = gm_eq_write,
-	.sread = gm_eq_sread,
-	.strerror = gm_eq_strerror,
+    .size = sizeof(struct fi_ops_eq),
+    .read = gm_eq_read,
+    .readerr = gm_eq_readerr,
+    .write = gm_eq_write,
+    .sread = gm_eq_sread,
+    .strerror = gm_eq_strerror,
 };
 
 int gm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **feq,

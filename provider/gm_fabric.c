@@ -33,20 +33,20 @@ static int gm_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
 }
 
 static struct fi_ops gm_fabric_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = gm_fabric_close,
-	.bind = gm_no_bind,
-	.control = gm_no_control,
-	.ops_open = gm_no_ops_open,
+    .size = sizeof(struct fi_ops),
+    .close = gm_fabric_close,
+    .bind = gm_no_bind,
+    .control = gm_no_control,
+    .ops_open = gm_no_ops_open,
 };
 
 static struct fi_ops_fabric gm_fabric_ops = {
-	.size = sizeof(struct fi_ops_fabric),
-	.domain = gm_domain_open,
-	.passive_ep = gm_no_passive_ep,
-	.eq_open = gm_eq_open,
-	.wait_open = gm_no_wait_open,
-	.trywait = gm_trywait,
+    .size = sizeof(struct fi_ops_fabric),
+    .domain = gm_domain_open,
+    .passive_ep = gm_no_passive_ep,
+    .eq_open = gm_eq_open,
+    .wait_open = gm_no_wait_open,
+    .trywait = gm_trywait,
 };
 
 int gm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)

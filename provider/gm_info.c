@@ -96,7 +96,7 @@ static struct fi_info *info_template(const char *ifname)
 
 	/* FI_LOCAL_COMM / FI_REMOTE_COMM are domain capabilities: not in tx/rx (fi_getinfo(3)) */
 	fi->tx_attr->caps = GM_CAPS & ~(FI_RECV | FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE |
-					FI_LOCAL_COMM | FI_REMOTE_COMM);
+	                                FI_LOCAL_COMM | FI_REMOTE_COMM);
 	fi->tx_attr->op_flags = 0;
 	fi->tx_attr->msg_order = GM_MSG_ORDER;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
@@ -199,7 +199,8 @@ static bool apply_hints(struct fi_info *fi, const struct fi_info *h)
 			return false;
 		if (d->threading != FI_THREAD_UNSPEC)
 			fi->domain_attr->threading = d->threading;
-		if (d->control_progress == FI_PROGRESS_AUTO || d->data_progress == FI_PROGRESS_AUTO) {
+		if (d->control_progress == FI_PROGRESS_AUTO ||
+		    d->data_progress == FI_PROGRESS_AUTO) {
 			/* manual progress only: the application drives us through the CQ */
 			return false;
 		}
@@ -222,8 +223,8 @@ static bool apply_hints(struct fi_info *fi, const struct fi_info *h)
 			return false;
 	}
 	if (h->tx_attr) {
-		if (h->tx_attr->inject_size > GM_INJECT_SIZE || h->tx_attr->iov_limit > GM_IOV_LIMIT ||
-		    h->tx_attr->size > GM_TX_SIZE)
+		if (h->tx_attr->inject_size > GM_INJECT_SIZE ||
+		    h->tx_attr->iov_limit > GM_IOV_LIMIT || h->tx_attr->size > GM_TX_SIZE)
 			return false;
 		if (h->tx_attr->msg_order & ~GM_MSG_ORDER)
 			return false;
@@ -238,10 +239,10 @@ static bool apply_hints(struct fi_info *fi, const struct fi_info *h)
 		fi->rx_attr->op_flags = h->rx_attr->op_flags;
 	}
 	if (h->domain_attr && !copy_key(&fi->domain_attr->auth_key, &fi->domain_attr->auth_key_size,
-					h->domain_attr->auth_key, h->domain_attr->auth_key_size))
+	                                h->domain_attr->auth_key, h->domain_attr->auth_key_size))
 		return false;
 	if (h->ep_attr && !copy_key(&fi->ep_attr->auth_key, &fi->ep_attr->auth_key_size,
-				    h->ep_attr->auth_key, h->ep_attr->auth_key_size))
+	                            h->ep_attr->auth_key, h->ep_attr->auth_key_size))
 		return false;
 	fi->tx_attr->caps &= fi->caps | FI_SEND;
 	fi->rx_attr->caps &= fi->caps | FI_RECV;
@@ -265,8 +266,8 @@ static void *dup_addr(const uint8_t mac[6], uint16_t port)
  * -FI_ENODATA when node or the hints' addresses do not fit this interface.
  */
 static int set_addrs(struct fi_info *fi, const struct gm_node *node, bool source,
-		     const char *service, uint16_t port, const char *ifname, const uint8_t own[6],
-		     const struct fi_info *h)
+                     const char *service, uint16_t port, const char *ifname, const uint8_t own[6],
+                     const struct fi_info *h)
 {
 	uint8_t mac[6];
 	uint16_t src_port = source ? port : 0;
@@ -303,8 +304,8 @@ static int set_addrs(struct fi_info *fi, const struct gm_node *node, bool source
 }
 
 static int getinfo_on(char (*names)[IF_NAMESIZE], uint8_t (*macs)[6], uint32_t version,
-		      const char *node, const char *service, uint64_t flags,
-		      const struct fi_info *hints, struct fi_info **info)
+                      const char *node, const char *service, uint64_t flags,
+                      const struct fi_info *hints, struct fi_info **info)
 {
 	struct fi_info *head = NULL, **tail = &head;
 	struct gm_node nd, *ndp = NULL;
@@ -322,8 +323,8 @@ static int getinfo_on(char (*names)[IF_NAMESIZE], uint8_t (*macs)[6], uint32_t v
 	n = list_ifaces(names, macs, GM_MAX_IFACES);
 	if (!n) {
 		GM_INFO(FI_LOG_CORE, "no usable Ethernet interface%s%s\n",
-			gm_params.iface ? " among FI_GAMMA_IFACE=" : "",
-			gm_params.iface ? gm_params.iface : "");
+		        gm_params.iface ? " among FI_GAMMA_IFACE=" : "",
+		        gm_params.iface ? gm_params.iface : "");
 		return -FI_ENODATA;
 	}
 	if (node) {
@@ -367,7 +368,7 @@ static int getinfo_on(char (*names)[IF_NAMESIZE], uint8_t (*macs)[6], uint32_t v
 }
 
 int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
-	       const struct fi_info *hints, struct fi_info **info)
+               const struct fi_info *hints, struct fi_info **info)
 {
 	/* A host whose bridge serves many namespaces may list hundreds. */
 	char(*names)[IF_NAMESIZE] = calloc(GM_MAX_IFACES, sizeof(*names));

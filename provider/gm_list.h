@@ -10,8 +10,11 @@ struct gm_list {
 	struct gm_list *next, *prev;
 };
 
-#define GM_LIST_INIT(name) {&(name), &(name)}
-#define gm_container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define GM_LIST_INIT(name)                                                                         \
+	{                                                                                          \
+		&(name), &(name)                                                                   \
+	}
+#define gm_container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 static inline void gm_list_init(struct gm_list *h)
 {
@@ -24,7 +27,7 @@ static inline bool gm_list_empty(const struct gm_list *h)
 }
 
 static inline void gm_list_insert_between(struct gm_list *e, struct gm_list *prev,
-					  struct gm_list *next)
+                                          struct gm_list *next)
 {
 	e->next = next;
 	e->prev = prev;
@@ -50,7 +53,8 @@ static inline void gm_list_del(struct gm_list *e)
 }
 
 #define gm_list_for_each_safe(h, pos, tmp)                                                         \
-	for ((pos) = (h)->next, (tmp) = (pos)->next; (pos) != (h); (pos) = (tmp), (tmp) = (pos)->next)
+	for ((pos) = (h)->next, (tmp) = (pos)->next; (pos) != (h);                                 \
+	     (pos) = (tmp), (tmp) = (pos)->next)
 
 #define gm_list_entry(ptr, type, member) gm_container_of(ptr, type, member)
 

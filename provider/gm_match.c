@@ -37,8 +37,8 @@ struct gm_rx *gm_match_posted(struct gm_list *posted, fi_addr_t src, uint64_t ta
  * A claimed message is visible only to the receive carrying the claiming
  * context (FI_CLAIM); an unclaimed one to everybody but FI_CLAIM receives.
  */
-struct gm_ux *gm_match_unexpected(struct gm_list *ux, fi_addr_t src, uint64_t tag,
-				  uint64_t ignore, void *claim_ctx, bool claim)
+struct gm_ux *gm_match_unexpected(struct gm_list *ux, fi_addr_t src, uint64_t tag, uint64_t ignore,
+                                  void *claim_ctx, bool claim)
 {
 	struct gm_list *pos, *tmp;
 
@@ -70,14 +70,14 @@ uint64_t gm_iov_len(const struct iovec *iov, size_t cnt)
 
 /* Copy len bytes from src into the iov at byte offset off; returns bytes copied. */
 size_t gm_iov_copy_to(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
-		      size_t len)
+                      size_t len)
 {
 	return gm_iov_copy_to_crc(iov, cnt, off, src, len, NULL);
 }
 
 /* The same, chaining *crc over the bytes copied unless crc is NULL. */
 size_t gm_iov_copy_to_crc(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
-			  size_t len, uint32_t *crc)
+                          size_t len, uint32_t *crc)
 {
 	size_t done = 0;
 

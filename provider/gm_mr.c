@@ -20,15 +20,15 @@ static int gm_mr_close(struct fid *fid)
 }
 
 static struct fi_ops gm_mr_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = gm_mr_close,
-	.bind = gm_no_bind,
-	.control = gm_no_control,
-	.ops_open = gm_no_ops_open,
+    .size = sizeof(struct fi_ops),
+    .close = gm_mr_close,
+    .bind = gm_no_bind,
+    .control = gm_no_control,
+    .ops_open = gm_no_ops_open,
 };
 
 int gm_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags,
-		  struct fid_mr **mr)
+                  struct fid_mr **mr)
 {
 	struct gm_mr *m;
 
@@ -47,23 +47,23 @@ int gm_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags
 }
 
 int gm_mr_regv(struct fid *fid, const struct iovec *iov, size_t count, uint64_t access,
-	       uint64_t offset, uint64_t requested_key, uint64_t flags, struct fid_mr **mr,
-	       void *context)
+               uint64_t offset, uint64_t requested_key, uint64_t flags, struct fid_mr **mr,
+               void *context)
 {
 	struct fi_mr_attr attr = {
-		.mr_iov = iov,
-		.iov_count = count,
-		.access = access,
-		.offset = offset,
-		.requested_key = requested_key,
-		.context = context,
+	    .mr_iov = iov,
+	    .iov_count = count,
+	    .access = access,
+	    .offset = offset,
+	    .requested_key = requested_key,
+	    .context = context,
 	};
 
 	return gm_mr_regattr(fid, &attr, flags, mr);
 }
 
 int gm_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,
-	      uint64_t requested_key, uint64_t flags, struct fid_mr **mr, void *context)
+              uint64_t requested_key, uint64_t flags, struct fid_mr **mr, void *context)
 {
 	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
 

@@ -117,11 +117,13 @@ static void tx_report(struct gm_tx *tx)
 		return;
 	if (tx->err) {
 		if (ep->tx_cq)
-			gm_cq_write_err(ep->tx_cq, tx->context, cflags, 0, NULL, 0, tx->tag, 0, tx->err);
+			gm_cq_write_err(ep->tx_cq, tx->context, cflags, 0, NULL, 0, tx->tag, 0,
+			                tx->err);
 		gm_cntr_inc_err(ep->send_cntr);
 		return;
 	}
-	if (ep->tx_cq && !(tx->flags & GM_TX_SILENT) && want_completion(ep->tx_selective, tx->flags))
+	if (ep->tx_cq && !(tx->flags & GM_TX_SILENT) &&
+	    want_completion(ep->tx_selective, tx->flags))
 		gm_cq_write(ep->tx_cq, tx->context, cflags, 0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
 	gm_cntr_inc(ep->send_cntr);
 }
@@ -150,7 +152,7 @@ static void tx_maybe_complete(struct gm_tx *tx)
 }
 
 static size_t iov_slice(const struct iovec *iov, size_t cnt, uint64_t off, size_t len,
-			struct iovec *out)
+                        struct iovec *out)
 {
 	size_t n = 0;
 
@@ -207,20 +209,20 @@ static int tx_send_one(struct gm_tx *tx, size_t max_body)
 		memcpy(thdr, tx->inject_buf, thlen);
 	} else if (!tx->first_sent) {
 		struct gm_msg_hdr m = {
-			.msg_id = tx->msg_id,
-			.mflags = ((tx->flags & FI_TAGGED) ? GM_M_TAGGED : 0) |
-				  ((tx->flags & FI_REMOTE_CQ_DATA) ? GM_M_DATA : 0),
-			.tag = tx->tag,
-			.data = tx->data,
-			.msg_len = tx->len,
-			.mcrc = mcrc,
+		    .msg_id = tx->msg_id,
+		    .mflags = ((tx->flags & FI_TAGGED) ? GM_M_TAGGED : 0) |
+		              ((tx->flags & FI_REMOTE_CQ_DATA) ? GM_M_DATA : 0),
+		    .tag = tx->tag,
+		    .data = tx->data,
+		    .msg_len = tx->len,
+		    .mcrc = mcrc,
 		};
 		gm_msg_hdr_encode(thdr, &m);
 	} else {
 		struct gm_frag_hdr f = {
-			.msg_id = tx->state == GM_TX_PULLED ? tx->recv_id : tx->msg_id,
-			.offset = tx->off,
-			.mcrc = mcrc,
+		    .msg_id = tx->state == GM_TX_PULLED ? tx->recv_id : tx->msg_id,
+		    .offset = tx->off,
+		    .mcrc = mcrc,
 		};
 		gm_frag_hdr_encode(thdr, &f);
 	}
@@ -282,7 +284,7 @@ static void conn_queue(struct gm_conn *conn, struct gm_tx *tx)
 }
 
 ssize_t gm_msg_send(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_addr_t dest,
-		    uint64_t tag, uint64_t data, void *context, uint64_t flags)
+                    uint64_t tag, uint64_t data, void *context, uint64_t flags)
 {
 	struct gm_conn *conn;
 	struct gm_tx *tx;
@@ -294,7 +296,7 @@ ssize_t gm_msg_send(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 	conn = gm_ep_conn(ep, dest);
 	if (!conn) {
 		GM_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu: not in the address vector\n",
-			(unsigned long)dest);
+		        (unsigned long)dest);
 		return -FI_EINVAL;
 	}
 	if ((flags & FI_INJECT) && len > GM_INJECT_SIZE)
@@ -305,16 +307,16 @@ ssize_t gm_msg_send(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 	if (!tx)
 		return -FI_EAGAIN;
 	*tx = (struct gm_tx){
-		.ep = ep,
-		.conn = conn,
-		.context = context,
-		.flags = flags,
-		.tag = tag,
-		.data = data,
-		.len = len,
-		.limit = len,
-		.msg_id = conn->next_msg_id++,
-		.state = GM_TX_QUEUED,
+	    .ep = ep,
+	    .conn = conn,
+	    .context = context,
+	    .flags = flags,
+	    .tag = tag,
+	    .data = data,
+	    .len = len,
+	    .limit = len,
+	    .msg_id = conn->next_msg_id++,
+	    .state = GM_TX_QUEUED,
 	};
 	gm_list_init(&tx->entry);
 	gm_list_add_tail(&ep->tx_live, &tx->live_entry);
@@ -372,7 +374,7 @@ void gm_msg_progress_ep(struct gm_ep *ep)
 	struct gm_list *pos, *tmp;
 
 	gm_list_for_each_safe(&ep->tx_pending, pos, tmp)
-		conn_push(gm_list_entry(pos, struct gm_conn, pend_entry));
+	    conn_push(gm_list_entry(pos, struct gm_conn, pend_entry));
 	if (ux_resolve_due(ep))
 		ux_resolve_sources(ep);
 }
@@ -398,13 +400,13 @@ static void rx_report(struct gm_rx *rx, int err)
 		err = FI_ETRUNC;
 	if (err) {
 		if (ep->rx_cq)
-			gm_cq_write_err(ep->rx_cq, rx->context, cflags, rx->recv_len, buf, rx->rdata,
-					rx->rtag, rx->msg_len - rx->recv_len, err);
+			gm_cq_write_err(ep->rx_cq, rx->context, cflags, rx->recv_len, buf,
+			                rx->rdata, rx->rtag, rx->msg_len - rx->recv_len, err);
 		gm_cntr_inc_err(ep->recv_cntr);
 	} else {
 		if (ep->rx_cq && want_completion(ep->rx_selective, rx->flags))
 			gm_cq_write(ep->rx_cq, rx->context, cflags, rx->recv_len, buf, rx->rdata,
-				    rx->rtag, rx->rsrc);
+			            rx->rtag, rx->rsrc);
 		gm_cntr_inc(ep->recv_cntr);
 	}
 	rx_free(rx);
@@ -488,8 +490,8 @@ static struct gm_rx *rx_take(struct gm_rx *rx, uint64_t msg_len)
 static void msg_corrupt(struct gm_ep *ep, struct gm_conn *conn, uint64_t offset)
 {
 	GM_WARN(FI_LOG_EP_DATA,
-		"message from fi_addr %ld failed its CRC at offset %lu: completed with FI_EIO\n",
-		(long)conn->fi_addr, (unsigned long)offset);
+	        "message from fi_addr %ld failed its CRC at offset %lu: completed with FI_EIO\n",
+	        (long)conn->fi_addr, (unsigned long)offset);
 	gm_net_count_bad_msg(ep->dom->net);
 }
 
@@ -498,7 +500,7 @@ static void msg_corrupt(struct gm_ep *ep, struct gm_conn *conn, uint64_t offset)
  * the message CRC through it against the frame's; false on a mismatch.
  */
 static bool rx_place(struct gm_rx *rx, uint64_t off, const uint8_t *data, size_t dlen,
-		     uint32_t want)
+                     uint32_t want)
 {
 	uint32_t crc = rx->mcrc;
 	size_t n = 0;
@@ -520,7 +522,7 @@ static bool rx_place(struct gm_rx *rx, uint64_t off, const uint8_t *data, size_t
 
 /* The same for an unexpected message, into its own buffer. */
 static bool ux_place(struct gm_ux *ux, uint64_t off, const uint8_t *data, size_t dlen,
-		     uint32_t want)
+                     uint32_t want)
 {
 	uint32_t crc = dlen ? gm_crc32c_copy(ux->mcrc, ux->buf + off, data, dlen) : ux->mcrc;
 
@@ -551,8 +553,8 @@ static void rx_bind_msg(struct gm_rx *rx, struct gm_conn *conn, const struct gm_
 /* The receiver side of rendezvous: pull the message into rx. */
 static void rx_pull(struct gm_rx *rx, uint32_t msg_id)
 {
-	struct gm_cts_hdr c = {.msg_id = msg_id, .recv_id = rx->ep->next_recv_id++,
-			       .len = rx->recv_len};
+	struct gm_cts_hdr c = {
+	    .msg_id = msg_id, .recv_id = rx->ep->next_recv_id++, .len = rx->recv_len};
 	uint8_t buf[sizeof(c)];
 
 	rx->id = c.recv_id;
@@ -592,7 +594,7 @@ static bool ux_charge(struct gm_ux *ux, size_t n)
 			ep->st.unknown_peak = ep->unknown_bytes;
 	} else {
 		if (!ux->bound && (conn->ux_bytes + n > gm_params.ux_peer_max ||
-				   ep->ux_bytes + n > gm_params.ux_max))
+		                   ep->ux_bytes + n > gm_params.ux_max))
 			return false;
 		conn->ux_bytes += n;
 		ep->ux_bytes += n;
@@ -655,9 +657,9 @@ static void ux_drop(struct gm_ux *ux)
 	} else {
 		ep->st.ux_dropped++;
 		GM_WARN(FI_LOG_EP_DATA,
-			"unexpected message of %lu bytes from fi_addr %lu dropped: over "
-			"FI_GAMMA_UX_MAX or FI_GAMMA_UX_PEER_MAX\n",
-			(unsigned long)ux->msg_len, (unsigned long)ux->src);
+		        "unexpected message of %lu bytes from fi_addr %lu dropped: over "
+		        "FI_GAMMA_UX_MAX or FI_GAMMA_UX_PEER_MAX\n",
+		        (unsigned long)ux->msg_len, (unsigned long)ux->src);
 	}
 	if (ux->conn->rx_cur == ux)
 		ux->conn->rx_cur = NULL;
@@ -667,8 +669,11 @@ static void ux_drop(struct gm_ux *ux)
 /* Give a complete unexpected message (or an RTS) to a receive. */
 static void ux_deliver(struct gm_ux *ux, struct gm_rx *rx)
 {
-	struct gm_msg_hdr m = {.msg_id = ux->msg_id, .mflags = ux->mflags, .tag = ux->tag,
-			       .data = ux->data, .msg_len = ux->msg_len};
+	struct gm_msg_hdr m = {.msg_id = ux->msg_id,
+	                       .mflags = ux->mflags,
+	                       .tag = ux->tag,
+	                       .data = ux->data,
+	                       .msg_len = ux->msg_len};
 
 	rx_bind_msg(rx, ux->conn, &m);
 	rx->rsrc = ux->src != FI_ADDR_NOTAVAIL ? ux->src : conn_src(ux->conn);
@@ -685,7 +690,7 @@ static void ux_deliver(struct gm_ux *ux, struct gm_rx *rx)
 		ux->bound = rx;
 		gm_peer_await(ux->conn->peer);
 		gm_list_add_tail(&rx->ep->unexpected[(ux->mflags & GM_M_TAGGED) ? 1 : 0],
-				 &ux->entry);
+		                 &ux->entry);
 		return;
 	}
 	if (ux->conn->rx_cur == ux)
@@ -769,7 +774,7 @@ static void ux_resolve_sources(struct gm_ep *ep)
 }
 
 static int recv_peek(struct gm_ep *ep, int q, fi_addr_t src, uint64_t tag, uint64_t ignore,
-		     void *context, uint64_t flags)
+                     void *context, uint64_t flags)
 {
 	struct gm_ux *ux = gm_match_unexpected(&ep->unexpected[q], src, tag, ignore, NULL, false);
 	uint64_t cflags = (flags & (FI_MSG | FI_TAGGED)) | FI_RECV;
@@ -783,7 +788,7 @@ static int recv_peek(struct gm_ep *ep, int q, fi_addr_t src, uint64_t tag, uint6
 		cflags |= FI_REMOTE_CQ_DATA;
 	if (ep->rx_cq)
 		gm_cq_write(ep->rx_cq, context, cflags, ux->msg_len, NULL, ux->data, ux->tag,
-			    ux->src != FI_ADDR_NOTAVAIL ? ux->src : conn_src(ux->conn));
+		            ux->src != FI_ADDR_NOTAVAIL ? ux->src : conn_src(ux->conn));
 	if (flags & FI_DISCARD)
 		ux_discard(ux);
 	else if (flags & FI_CLAIM) {
@@ -804,7 +809,7 @@ static bool src_failed(struct gm_ep *ep, fi_addr_t src)
 }
 
 ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_addr_t src,
-		    uint64_t tag, uint64_t ignore, void *context, uint64_t flags)
+                    uint64_t tag, uint64_t ignore, void *context, uint64_t flags)
 {
 	int q = (flags & FI_TAGGED) ? 1 : 0;
 	struct gm_ux *ux;
@@ -895,8 +900,8 @@ int gm_msg_cancel(struct gm_ep *ep, void *context)
 			gm_list_del(&rx->entry);
 			if (ep->rx_cq)
 				gm_cq_write_err(ep->rx_cq, context,
-						rx->flags & (FI_RECV | FI_MSG | FI_TAGGED), 0, NULL, 0,
-						rx->tag, 0, FI_ECANCELED);
+				                rx->flags & (FI_RECV | FI_MSG | FI_TAGGED), 0, NULL,
+				                0, rx->tag, 0, FI_ECANCELED);
 			if (rx->multi_refs)
 				rx->multi_retired = true; /* freed by its last slice */
 			else
@@ -910,8 +915,7 @@ int gm_msg_cancel(struct gm_ep *ep, void *context)
 /* ---- frame handlers ---- */
 
 /* A new unexpected message with its first dlen bytes to come; NULL: dropped. */
-static struct gm_ux *ux_new(struct gm_conn *conn, const struct gm_msg_hdr *m, bool rts,
-			    size_t dlen)
+static struct gm_ux *ux_new(struct gm_conn *conn, const struct gm_msg_hdr *m, bool rts, size_t dlen)
 {
 	struct gm_ep *ep = conn->ep;
 	struct gm_ux *ux = calloc(1, sizeof(*ux));
@@ -943,7 +947,7 @@ static struct gm_ux *ux_new(struct gm_conn *conn, const struct gm_msg_hdr *m, bo
 }
 
 static struct gm_rx *match_posted(struct gm_ep *ep, struct gm_conn *conn,
-				  const struct gm_msg_hdr *m)
+                                  const struct gm_msg_hdr *m)
 {
 	int q = (m->mflags & GM_M_TAGGED) ? 1 : 0;
 	struct gm_rx *rx = gm_match_posted(&ep->posted[q], msg_src(conn), q ? m->tag : 0);
@@ -969,7 +973,7 @@ static void conn_drop_partial(struct gm_conn *conn, int err)
 }
 
 static void on_msg_first(struct gm_ep *ep, struct gm_conn *conn, uint8_t type, const void *body,
-			 size_t len)
+                         size_t len)
 {
 	struct gm_msg_hdr m;
 	const uint8_t *data = (const uint8_t *)body + sizeof(m);
@@ -981,7 +985,7 @@ static void on_msg_first(struct gm_ep *ep, struct gm_conn *conn, uint8_t type, c
 	    (type == GM_FT_START && (dlen > m.msg_len || m.msg_len > GM_MAX_UNEXPECTED_MEDIUM)) ||
 	    (type == GM_FT_RTS && dlen != 0)) {
 		GM_WARN(FI_LOG_EP_DATA, "dropping malformed frame type %u (len %zu, msg_len %lu)\n",
-			type, dlen, (unsigned long)m.msg_len);
+		        type, dlen, (unsigned long)m.msg_len);
 		return;
 	}
 	if (ep->ux_unresolved && conn->fi_addr == FI_ADDR_NOTAVAIL &&
@@ -993,7 +997,7 @@ static void on_msg_first(struct gm_ep *ep, struct gm_conn *conn, uint8_t type, c
 		 * is cut short: fail it rather than leave its receive hanging.
 		 */
 		GM_WARN(FI_LOG_EP_DATA, "message %u started before message %u ended: dropped\n",
-			m.msg_id, conn->rx_cur_id);
+		        m.msg_id, conn->rx_cur_id);
 		conn_drop_partial(conn, FI_EIO);
 	}
 	rx = match_posted(ep, conn, &m);
@@ -1156,16 +1160,11 @@ static void on_rdata(struct gm_ep *ep, struct gm_conn *conn, const void *body, s
 	GM_WARN(FI_LOG_EP_DATA, "dropping rendezvous data for unknown receive %u\n", f.msg_id);
 }
 
-typedef void (*gm_handler_fn)(struct gm_ep *ep, struct gm_conn *conn, const void *body,
-			      size_t len);
+typedef void (*gm_handler_fn)(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len);
 
 static const gm_handler_fn gm_handlers[GM_FT_MAX] = {
-	[GM_FT_EAGER] = on_eager,
-	[GM_FT_START] = on_start,
-	[GM_FT_FRAG] = on_frag,
-	[GM_FT_RTS] = on_rts,
-	[GM_FT_CTS] = on_cts,
-	[GM_FT_RDATA] = on_rdata,
+    [GM_FT_EAGER] = on_eager, [GM_FT_START] = on_start, [GM_FT_FRAG] = on_frag,
+    [GM_FT_RTS] = on_rts,     [GM_FT_CTS] = on_cts,     [GM_FT_RDATA] = on_rdata,
 };
 
 static void port_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
@@ -1219,7 +1218,7 @@ static void port_peer_failed(void *ctx, struct gm_peer *peer, int err)
 	if (!conn)
 		return;
 	GM_WARN(FI_LOG_EP_DATA, "peer fi_addr %ld failed: %s\n", (long)conn->fi_addr,
-		fi_strerror(e));
+	        fi_strerror(e));
 	gm_list_for_each_safe(&conn->tx_queue, pos, tmp)
 	{
 		struct gm_tx *tx = gm_list_entry(pos, struct gm_tx, entry);
@@ -1273,7 +1272,8 @@ static bool port_awaited(void *ctx, struct gm_peer *peer)
 
 	if (!conn)
 		return false;
-	if (!gm_list_empty(&conn->cts_wait) || conn->rx_cur_rx || (conn->rx_cur && conn->rx_cur->bound))
+	if (!gm_list_empty(&conn->cts_wait) || conn->rx_cur_rx ||
+	    (conn->rx_cur && conn->rx_cur->bound))
 		return true;
 	gm_list_for_each_safe(&ep->rndv_rx, pos, tmp)
 	{
@@ -1293,11 +1293,11 @@ static bool port_awaited(void *ctx, struct gm_peer *peer)
 }
 
 const struct gm_port_ops gm_msg_port_ops = {
-	.recv = port_recv,
-	.acked = port_acked,
-	.failed_frame = port_failed_frame,
-	.peer_failed = port_peer_failed,
-	.awaited = port_awaited,
+    .recv = port_recv,
+    .acked = port_acked,
+    .failed_frame = port_failed_frame,
+    .peer_failed = port_peer_failed,
+    .awaited = port_awaited,
 };
 
 /* A receive dropped at close; a multi-recv buffer goes with its last slice. */
@@ -1317,14 +1317,14 @@ void gm_msg_ep_close(struct gm_ep *ep)
 
 	if (gm_params.stats)
 		fprintf(stderr,
-			"gamma msg stats %s port %u: unknown-source messages held %lu released %lu "
-			"dropped %lu (peak %zu B); unexpected dropped %lu (peak %zu B); sends lost "
-			"%lu\n",
-			ep->dom->ifname, ep->port ? gm_port_num(ep->port) : 0,
-			(unsigned long)ep->st.unknown_held, (unsigned long)ep->st.unknown_released,
-			(unsigned long)ep->st.unknown_dropped, ep->st.unknown_peak,
-			(unsigned long)ep->st.ux_dropped, ep->st.ux_peak,
-			(unsigned long)ep->st.sends_lost);
+		        "gamma msg stats %s port %u: unknown-source messages held %lu released %lu "
+		        "dropped %lu (peak %zu B); unexpected dropped %lu (peak %zu B); sends lost "
+		        "%lu\n",
+		        ep->dom->ifname, ep->port ? gm_port_num(ep->port) : 0,
+		        (unsigned long)ep->st.unknown_held, (unsigned long)ep->st.unknown_released,
+		        (unsigned long)ep->st.unknown_dropped, ep->st.unknown_peak,
+		        (unsigned long)ep->st.ux_dropped, ep->st.ux_peak,
+		        (unsigned long)ep->st.sends_lost);
 
 	/* Slices first: they hold references on multi-recv buffers still posted. */
 	gm_list_for_each_safe(&ep->rndv_rx, pos, tmp)
@@ -1369,7 +1369,7 @@ void gm_msg_ep_close(struct gm_ep *ep)
 	 * port closes next and drops them without calling back.
 	 */
 	gm_list_for_each_safe(&ep->tx_live, pos, tmp)
-		free(gm_list_entry(pos, struct gm_tx, live_entry));
+	    free(gm_list_entry(pos, struct gm_tx, live_entry));
 	gm_list_init(&ep->tx_live);
 	gm_list_for_each_safe(&ep->conn_list, pos, tmp)
 	{

@@ -43,17 +43,17 @@ struct gm_addr {
 enum gm_class { GM_CLASS_HIGH = 0, GM_CLASS_LOW = 1 };
 
 struct gm_net_params {
-	const char *ifname;      /* FI_GAMMA_IFACE (one name) */
-	uint16_t ethertype;      /* FI_GAMMA_ETHERTYPE */
-	bool dq;                 /* FI_GAMMA_DQ: two queues (true) or one FIFO */
-	unsigned low_share;      /* FI_GAMMA_LOW_SHARE: 1 low frame per N high when both wait */
-	unsigned window;         /* FI_GAMMA_WINDOW: frames in flight per peer */
-	unsigned rto_us;         /* FI_GAMMA_RTO: initial retransmit timeout */
-	unsigned peer_timeout_ms;/* FI_GAMMA_PEER_TIMEOUT: silence before a peer is failed */
-	unsigned rx_ring_kb;     /* FI_GAMMA_RX_RING: receive ring size */
-	unsigned ooo_max;        /* FI_GAMMA_OOO_MAX: out-of-order frames held (0: default) */
-	unsigned ooo_peer_max;   /* FI_GAMMA_OOO_PEER_MAX: ... per peer (0: the window) */
-	unsigned peer_max;       /* FI_GAMMA_PEER_MAX: peers frames may create (0: default) */
+	const char *ifname;       /* FI_GAMMA_IFACE (one name) */
+	uint16_t ethertype;       /* FI_GAMMA_ETHERTYPE */
+	bool dq;                  /* FI_GAMMA_DQ: two queues (true) or one FIFO */
+	unsigned low_share;       /* FI_GAMMA_LOW_SHARE: 1 low frame per N high when both wait */
+	unsigned window;          /* FI_GAMMA_WINDOW: frames in flight per peer */
+	unsigned rto_us;          /* FI_GAMMA_RTO: initial retransmit timeout */
+	unsigned peer_timeout_ms; /* FI_GAMMA_PEER_TIMEOUT: silence before a peer is failed */
+	unsigned rx_ring_kb;      /* FI_GAMMA_RX_RING: receive ring size */
+	unsigned ooo_max;         /* FI_GAMMA_OOO_MAX: out-of-order frames held (0: default) */
+	unsigned ooo_peer_max;    /* FI_GAMMA_OOO_PEER_MAX: ... per peer (0: the window) */
+	unsigned peer_max;        /* FI_GAMMA_PEER_MAX: peers frames may create (0: default) */
 };
 
 /*

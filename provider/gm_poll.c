@@ -138,18 +138,18 @@ static int gm_poll_close(struct fid *fid)
 }
 
 static struct fi_ops gm_poll_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = gm_poll_close,
-	.bind = gm_no_bind,
-	.control = gm_no_control,
-	.ops_open = gm_no_ops_open,
+    .size = sizeof(struct fi_ops),
+    .close = gm_poll_close,
+    .bind = gm_no_bind,
+    .control = gm_no_control,
+    .ops_open = gm_no_ops_open,
 };
 
 static struct fi_ops_poll gm_poll_ops = {
-	.size = sizeof(struct fi_ops_poll),
-	.poll = gm_poll_poll,
-	.poll_add = gm_poll_add,
-	.poll_del = gm_poll_del,
+    .size = sizeof(struct fi_ops_poll),
+    .poll = gm_poll_poll,
+    .poll_add = gm_poll_add,
+    .poll_del = gm_poll_del,
 };
 
 int gm_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fid_poll **fp)

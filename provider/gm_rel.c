@@ -83,7 +83,7 @@ struct gm_peer {
 	/* keepalive (gm_peer_await) */
 	bool awaited, await_started;
 	uint64_t await_since, last_heard; /* last_heard: 0 until a frame came */
-	struct gm_buf **txw; /* [seq % window] */
+	struct gm_buf **txw;              /* [seq % window] */
 
 	/* receive side */
 	bool rx_known;

@@ -27,20 +27,20 @@ size_t gm_wire_type_hlen(uint8_t type)
 void gm_hdr_encode(void *buf, const struct gm_hdr *h)
 {
 	struct gm_hdr w = {
-		.version = h->version,
-		.type = h->type,
-		.flags = h->flags,
-		.rsvd = 0,
-		.dst_port = htobe16(h->dst_port),
-		.src_port = htobe16(h->src_port),
-		.key = htobe32(h->key),
-		.session = htobe32(h->session),
-		.seq = htobe32(h->seq),
-		.ack = htobe32(h->ack),
-		.len = htobe16(h->len),
-		.wnd = htobe16(h->wnd),
-		.nonce = htobe64(h->nonce),
-		.echo = htobe64(h->echo),
+	    .version = h->version,
+	    .type = h->type,
+	    .flags = h->flags,
+	    .rsvd = 0,
+	    .dst_port = htobe16(h->dst_port),
+	    .src_port = htobe16(h->src_port),
+	    .key = htobe32(h->key),
+	    .session = htobe32(h->session),
+	    .seq = htobe32(h->seq),
+	    .ack = htobe32(h->ack),
+	    .len = htobe16(h->len),
+	    .wnd = htobe16(h->wnd),
+	    .nonce = htobe64(h->nonce),
+	    .echo = htobe64(h->echo),
 	};
 
 	memcpy(w.tag, h->tag, sizeof(w.tag));
@@ -84,12 +84,12 @@ int gm_hdr_decode(const void *frame, size_t frame_len, struct gm_hdr *h)
 void gm_msg_hdr_encode(void *buf, const struct gm_msg_hdr *m)
 {
 	struct gm_msg_hdr w = {
-		.msg_id = htobe32(m->msg_id),
-		.mflags = htobe32(m->mflags),
-		.tag = htobe64(m->tag),
-		.data = htobe64(m->data),
-		.msg_len = htobe64(m->msg_len),
-		.mcrc = htobe32(m->mcrc),
+	    .msg_id = htobe32(m->msg_id),
+	    .mflags = htobe32(m->mflags),
+	    .tag = htobe64(m->tag),
+	    .data = htobe64(m->data),
+	    .msg_len = htobe64(m->msg_len),
+	    .mcrc = htobe32(m->mcrc),
 	};
 	memcpy(buf, &w, sizeof(w));
 }
@@ -110,9 +110,9 @@ void gm_msg_hdr_decode(const void *buf, struct gm_msg_hdr *m)
 void gm_frag_hdr_encode(void *buf, const struct gm_frag_hdr *f)
 {
 	struct gm_frag_hdr w = {
-		.msg_id = htobe32(f->msg_id),
-		.offset = htobe64(f->offset),
-		.mcrc = htobe32(f->mcrc),
+	    .msg_id = htobe32(f->msg_id),
+	    .offset = htobe64(f->offset),
+	    .mcrc = htobe32(f->mcrc),
 	};
 	memcpy(buf, &w, sizeof(w));
 }
@@ -130,9 +130,9 @@ void gm_frag_hdr_decode(const void *buf, struct gm_frag_hdr *f)
 void gm_cts_hdr_encode(void *buf, const struct gm_cts_hdr *c)
 {
 	struct gm_cts_hdr w = {
-		.msg_id = htobe32(c->msg_id),
-		.recv_id = htobe32(c->recv_id),
-		.len = htobe64(c->len),
+	    .msg_id = htobe32(c->msg_id),
+	    .recv_id = htobe32(c->recv_id),
+	    .len = htobe64(c->len),
 	};
 	memcpy(buf, &w, sizeof(w));
 }

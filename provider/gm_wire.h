@@ -23,9 +23,9 @@
  * peer's last nonce (restart proof), and a 16-byte tag field: a MAC with a
  * per-job secret, or the CRC-32C without one.  4: message CRCs (mcrc).
  */
-#define GM_WIRE_VERSION 4
+#define GM_WIRE_VERSION      4
 #define GM_ETHERTYPE_DEFAULT 0x88B5
-#define GM_ETH_HLEN 14
+#define GM_ETH_HLEN          14
 
 /* Frame types.  Sequenced types travel through the reliable channel. */
 enum gm_ftype {
@@ -41,9 +41,9 @@ enum gm_ftype {
 };
 
 /* gm_hdr.flags */
-#define GM_F_SEQ 0x01  /* seq is meaningful: the frame must be acked */
-#define GM_F_ACK 0x02  /* ack is meaningful (piggy-backed cumulative ack) */
-#define GM_F_LOW 0x04  /* low traffic class (local job); clear = high */
+#define GM_F_SEQ 0x01 /* seq is meaningful: the frame must be acked */
+#define GM_F_ACK 0x02 /* ack is meaningful (piggy-backed cumulative ack) */
+#define GM_F_LOW 0x04 /* low traffic class (local job); clear = high */
 
 /*
  * Base header, present in every frame.  60 bytes.
@@ -89,29 +89,29 @@ struct gm_hdr {
 
 /* First (or only) frame of a message: EAGER, START, RTS.  36 bytes. */
 struct gm_msg_hdr {
-	uint32_t msg_id;   /* sender's message id, unique per peer while live */
-	uint32_t mflags;   /* GM_M_* */
-	uint64_t tag;      /* tagged messages only */
-	uint64_t data;     /* remote CQ data (GM_M_DATA) */
-	uint64_t msg_len;  /* total message length */
-	uint32_t mcrc;     /* message CRC through this payload (RTS: 0) */
+	uint32_t msg_id;  /* sender's message id, unique per peer while live */
+	uint32_t mflags;  /* GM_M_* */
+	uint64_t tag;     /* tagged messages only */
+	uint64_t data;    /* remote CQ data (GM_M_DATA) */
+	uint64_t msg_len; /* total message length */
+	uint32_t mcrc;    /* message CRC through this payload (RTS: 0) */
 } __attribute__((packed));
 
 #define GM_M_TAGGED 0x1 /* matched against tagged receives */
-#define GM_M_DATA 0x2   /* data carries remote CQ data */
+#define GM_M_DATA   0x2 /* data carries remote CQ data */
 
 /* FRAG and RDATA: where this piece of payload lands.  16 bytes. */
 struct gm_frag_hdr {
-	uint32_t msg_id;  /* FRAG: sender's id; RDATA: receiver's id from CTS */
-	uint64_t offset;  /* byte offset of this payload in the message */
-	uint32_t mcrc;    /* message CRC through this payload */
+	uint32_t msg_id; /* FRAG: sender's id; RDATA: receiver's id from CTS */
+	uint64_t offset; /* byte offset of this payload in the message */
+	uint32_t mcrc;   /* message CRC through this payload */
 } __attribute__((packed));
 
 /* CTS: the receiver matched an RTS and pulls len bytes of it.  16 bytes. */
 struct gm_cts_hdr {
-	uint32_t msg_id;    /* sender's id from the RTS */
-	uint32_t recv_id;   /* receiver's id, echoed in RDATA frames */
-	uint64_t len;       /* bytes to send (<= msg_len: truncation) */
+	uint32_t msg_id;  /* sender's id from the RTS */
+	uint32_t recv_id; /* receiver's id, echoed in RDATA frames */
+	uint64_t len;     /* bytes to send (<= msg_len: truncation) */
 } __attribute__((packed));
 
 /* ACK payload: bit i set = frame (ack + 1 + i) received out of order. */

@@ -33,7 +33,8 @@ static int run_lat(struct pp_bench *b, int fd)
 	if (pp_ctrl_sync(fd, b->o->timeout_s))
 		return -1;
 	if (!b->server)
-		pp_report_header(csv, "half round-trip latency: median round trip, median over reps",
+		pp_report_header(csv,
+		                 "half round-trip latency: median round trip, median over reps",
 		                 "      size    latency_us");
 	for (uint32_t s = 0; s < p->n_sizes; s++) {
 		for (uint32_t r = 0; r < p->reps; r++) {

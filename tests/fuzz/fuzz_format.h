@@ -41,11 +41,11 @@ enum { FZ_FRAME = 0, FZ_RECV = 4, FZ_SEND = 5, FZ_TICK = 6, FZ_CANCEL = 7, FZ_NO
 #define FZ_BIG      0x08 /* len16 in units of 64 bytes */
 #define FZ_DATA     0x10 /* SEND: remote CQ data */
 
-#define FZ_NPEERS  2
-#define FZ_MTU     1500
+#define FZ_NPEERS   2
+#define FZ_MTU      1500
 #define FZ_OVERSIZE 256 /* frames may exceed the MTU by this much */
-#define FZ_PORT    7
-#define FZ_KEY     0x5eed1234u
-#define FZ_SESSION 1000u /* our port's session: our seqs start here */
+#define FZ_PORT     7
+#define FZ_KEY      0x5eed1234u
+#define FZ_SESSION  1000u /* our port's session: our seqs start here */
 
 #endif /* FUZZ_FORMAT_H */

@@ -84,20 +84,20 @@ static void check_context(void *context)
 }
 
 void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-		 uint64_t data, uint64_t tag, fi_addr_t src)
+                 uint64_t data, uint64_t tag, fi_addr_t src)
 {
 	(void)cq, (void)flags, (void)buf, (void)data, (void)tag;
 	check_context(context);
 	if (len > SRC_BYTES * 4 || (src != FI_ADDR_NOTAVAIL && src >= FZ_NPEERS)) {
 		fprintf(stderr, "completion of %zu bytes from %lu: impossible\n", len,
-			(unsigned long)src);
+		        (unsigned long)src);
 		abort();
 	}
 	g_completions++;
 }
 
 void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-		     uint64_t data, uint64_t tag, size_t olen, int err)
+                     uint64_t data, uint64_t tag, size_t olen, int err)
 {
 	(void)cq, (void)flags, (void)len, (void)buf, (void)data, (void)tag, (void)olen;
 	check_context(context);
@@ -256,7 +256,7 @@ static void do_recv(struct run *run, struct rd *r)
 	run->bufs[run->nbufs] = buf;
 	iov = (struct iovec){.iov_base = buf, .iov_len = len};
 	if (gm_msg_recv(&run->ep, &iov, 1, src, tag, (fl & 0x80) ? ~0ull : 0,
-			(void *)(uintptr_t)(0xc0de0000u + run->nbufs), flags) == 0)
+	                (void *)(uintptr_t)(0xc0de0000u + run->nbufs), flags) == 0)
 		run->nbufs++;
 	else
 		free(buf);
@@ -268,7 +268,7 @@ static void do_send(struct run *run, struct rd *r)
 	size_t len = rd16(r) * ((fl & FZ_BIG) ? 64u : 1u);
 	fi_addr_t dest = rd8(r) % FZ_NPEERS;
 	uint64_t flags = FI_SEND | ((fl & FZ_TAGGED) ? FI_TAGGED : FI_MSG) |
-			 ((fl & FZ_DATA) ? FI_REMOTE_CQ_DATA : 0);
+	                 ((fl & FZ_DATA) ? FI_REMOTE_CQ_DATA : 0);
 	struct iovec iov = {.iov_base = g_src, .iov_len = len < SRC_BYTES ? len : SRC_BYTES};
 
 	gm_msg_send(&run->ep, &iov, 1, dest, fl, 42, (void *)(uintptr_t)0xc0deffffu, flags);
@@ -277,15 +277,15 @@ static void do_send(struct run *run, struct rd *r)
 static void run_setup(struct run *run)
 {
 	const struct gm_rel_cfg cfg = {
-		.mac = {0x02, 0, 0, 0, 0, 0x01},
-		.ethertype = GM_ETHERTYPE_DEFAULT,
-		.dq = true,
-		.low_share = 8,
-		.window = 16,
-		.rto_us = 1000,
-		.peer_timeout_ms = 50,
-		.max_frame = FZ_MTU,
-		.max_bufs = 128,
+	    .mac = {0x02, 0, 0, 0, 0, 0x01},
+	    .ethertype = GM_ETHERTYPE_DEFAULT,
+	    .dq = true,
+	    .low_share = 8,
+	    .window = 16,
+	    .rto_us = 1000,
+	    .peer_timeout_ms = 50,
+	    .max_frame = FZ_MTU,
+	    .max_bufs = 128,
 	};
 	const struct gm_rel_link link = {.send = link_send};
 	static struct fi_info info;
@@ -314,8 +314,8 @@ static void run_setup(struct run *run)
 	gm_list_init(&ep->tx_live);
 	if (gm_rel_create(&cfg, &link, &run->rel) ||
 	    gm_rel_port_open(run->rel, FZ_PORT, GM_CLASS_HIGH,
-			     &(struct gm_auth){&(uint32_t){FZ_KEY}, sizeof(uint32_t)}, FZ_SESSION, 1,
-			     &gm_msg_port_ops, ep, &ep->port))
+	                     &(struct gm_auth){&(uint32_t){FZ_KEY}, sizeof(uint32_t)}, FZ_SESSION,
+	                     1, &gm_msg_port_ops, ep, &ep->port))
 		abort();
 	run->port = ep->port;
 	g_ep = ep;
@@ -336,7 +336,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc, (void)argv;
 	for (unsigned i = 0; i < FZ_NPEERS; i++)
 		g_peer_addr[i] = (struct gm_addr){.mac = {0x02, 0, 0, 0, 1, (uint8_t)i},
-						  .port = (uint16_t)(100 + i)};
+		                                  .port = (uint16_t)(100 + i)};
 	g_src = malloc(SRC_BYTES);
 	for (unsigned i = 0; i < SRC_BYTES; i++)
 		g_src[i] = (uint8_t)(i * 7 + 3);
@@ -363,7 +363,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			gm_rel_flush(run.rel, run.now);
 			gm_msg_progress_ep(&run.ep);
 		} else {
-			gm_msg_cancel(&run.ep, (void *)(uintptr_t)(0xc0de0000u + rd8(&r) % MAX_POSTED));
+			gm_msg_cancel(&run.ep,
+			              (void *)(uintptr_t)(0xc0de0000u + rd8(&r) % MAX_POSTED));
 		}
 		gm_rel_flush(run.rel, run.now);
 		gm_msg_progress_ep(&run.ep);

@@ -28,7 +28,7 @@ static void put16(uint16_t v)
 
 /* One frame; ctl 0 lets the harness fill in addressing, seq and checksum. */
 static void frame_ctl(uint8_t ctl, uint8_t peer, const struct gm_hdr *h, const void *body,
-		      size_t blen)
+                      size_t blen)
 {
 	put8(FZ_FRAME);
 	put8(ctl);
@@ -47,11 +47,11 @@ static void frame(uint8_t type, const void *body, size_t blen)
 }
 
 static void msg_frame(uint8_t type, uint32_t id, uint32_t mflags, uint64_t tag, uint64_t msg_len,
-		      size_t dlen)
+                      size_t dlen)
 {
 	uint8_t b[FZ_MTU];
 	struct gm_msg_hdr m = {
-		.msg_id = id, .mflags = mflags, .tag = tag, .data = 7, .msg_len = msg_len};
+	    .msg_id = id, .mflags = mflags, .tag = tag, .data = 7, .msg_len = msg_len};
 
 	gm_msg_hdr_encode(b, &m);
 	for (size_t i = 0; i < dlen; i++)
@@ -83,8 +83,8 @@ static void ack_frame(uint32_t ack, uint64_t sack)
 	uint64_t s = htobe64(sack);
 
 	frame_ctl(FZ_RAW_FLAGS, 0,
-		  &(struct gm_hdr){.type = GM_FT_ACK - 1, .flags = GM_F_ACK, .ack = ack, .wnd = 16},
-		  &s, sizeof(s));
+	          &(struct gm_hdr){.type = GM_FT_ACK - 1, .flags = GM_F_ACK, .ack = ack, .wnd = 16},
+	          &s, sizeof(s));
 }
 
 static void recv_op(uint8_t flags, uint16_t len, uint8_t tag)
@@ -192,14 +192,15 @@ int main(int argc, char **argv)
 		struct gm_msg_hdr m = {.msg_len = sizeof(big) - sizeof(m)};
 		gm_msg_hdr_encode(big, &m);
 		frame_ctl(FZ_RAW_SEQ, 0,
-			  &(struct gm_hdr){.type = GM_FT_EAGER - 1, .seq = 0x70000000u + 1}, big,
-			  sizeof(big));
+		          &(struct gm_hdr){.type = GM_FT_EAGER - 1, .seq = 0x70000000u + 1}, big,
+		          sizeof(big));
 	}
 	err |= save(d, "oversize-out-of-order");
 
 	/* Hostile: wrong key, bad checksum, wrong version, cut short. */
-	frame_ctl(FZ_RAW_ADDR, 1, &(struct gm_hdr){.type = GM_FT_EAGER - 1, .dst_port = FZ_PORT,
-						    .key = 0xbad}, "x", 1);
+	frame_ctl(FZ_RAW_ADDR, 1,
+	          &(struct gm_hdr){.type = GM_FT_EAGER - 1, .dst_port = FZ_PORT, .key = 0xbad}, "x",
+	          1);
 	frame_ctl(FZ_RAW_CSUM, 1, &(struct gm_hdr){.type = GM_FT_EAGER - 1, .tag = {1}}, "x", 1);
 	frame_ctl(FZ_RAW_SHAPE, 1, &(struct gm_hdr){.version = 9, .type = 77, .len = 999}, "x", 1);
 	frame_ctl(FZ_CUT, 1, &(struct gm_hdr){.type = GM_FT_CTS - 1}, "0123456789abcdef", 16);

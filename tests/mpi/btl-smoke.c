@@ -26,9 +26,10 @@ static void check(const uint8_t *b, size_t n, int seed, const char *what)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (b[i] != pattern(i, seed)) {
-			fprintf(stderr, "btl-smoke: %s: %zu bytes, byte %zu is 0x%02x, want "
-					"0x%02x\n",
-				what, n, i, b[i], pattern(i, seed));
+			fprintf(stderr,
+			        "btl-smoke: %s: %zu bytes, byte %zu is 0x%02x, want "
+			        "0x%02x\n",
+			        what, n, i, b[i], pattern(i, seed));
 			failures++;
 			return;
 		}
@@ -52,7 +53,7 @@ static void pingpong(int rank, int peer, uint8_t *buf, size_t max)
 				MPI_Get_count(&st, MPI_BYTE, &count);
 				if ((size_t)count != len) {
 					fprintf(stderr, "btl-smoke: pong %zu came back %d bytes\n",
-						len, count);
+					        len, count);
 					failures++;
 				}
 				check(buf, len, seed + 1, "pong");
@@ -80,7 +81,7 @@ static void any_source(int rank, int size)
 			MPI_Recv(b, LEN, MPI_BYTE, MPI_ANY_SOURCE, 3, MPI_COMM_WORLD, &st);
 			if (st.MPI_SOURCE < 1 || st.MPI_SOURCE >= size || seen[st.MPI_SOURCE]++) {
 				fprintf(stderr, "btl-smoke: ANY_SOURCE got bad source %d\n",
-					st.MPI_SOURCE);
+				        st.MPI_SOURCE);
 				failures++;
 				continue;
 			}

@@ -16,8 +16,7 @@
 
 /* Eager, around the BTL's 64 KiB eager/max-send limit, rendezvous, 1 MiB;
  * odd sizes end in a partial frame. */
-static const size_t sizes[] = {8,     1000,   4096,   65000,  65536,
-                               65537, 200003, 524288, 1 << 20};
+static const size_t sizes[] = {8, 1000, 4096, 65000, 65536, 65537, 200003, 524288, 1 << 20};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 struct worker {

@@ -46,14 +46,14 @@ int main(int argc, char **argv)
 			for (int i = 0; i < sizes[k]; i++)
 				sbuf[i] = pat(rank, round, i);
 			memset(rbuf, 0, sizes[k]);
-			MPI_Sendrecv(sbuf, sizes[k], MPI_BYTE, to, k, rbuf, sizes[k], MPI_BYTE, from,
-				     k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Sendrecv(sbuf, sizes[k], MPI_BYTE, to, k, rbuf, sizes[k], MPI_BYTE,
+			             from, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			for (int i = 0; i < sizes[k]; i++)
 				if (rbuf[i] != pat(from, round, i)) {
 					fprintf(stderr,
-						"until-stop: rank %d round %ld: byte %d of %d from "
-						"rank %d wrong\n",
-						rank, round, i, sizes[k], from);
+					        "until-stop: rank %d round %ld: byte %d of %d from "
+					        "rank %d wrong\n",
+					        rank, round, i, sizes[k], from);
 					MPI_Abort(MPI_COMM_WORLD, 1);
 				}
 		}

@@ -14,7 +14,7 @@
 static uint8_t pat(int src, int dst, int round, size_t i)
 {
 	uint32_t x = (uint32_t)src * 2654435761u ^ (uint32_t)dst * 40503u ^ (uint32_t)round * 97u ^
-		     (uint32_t)i * 2246822519u;
+	             (uint32_t)i * 2246822519u;
 	return (uint8_t)(x ^ x >> 13 ^ x >> 24);
 }
 
@@ -51,8 +51,10 @@ int main(int argc, char **argv)
 			for (size_t i = 0; i < n; i++)
 				if (rb[s * n + i] != pat(s, rank, r, i)) {
 					if (bad++ < 5)
-						fprintf(stderr, "FAIL: rank %d round %d: byte %zu from %d wrong\n",
-							rank, r, i, s);
+						fprintf(stderr,
+						        "FAIL: rank %d round %d: byte %zu from %d "
+						        "wrong\n",
+						        rank, r, i, s);
 					break;
 				}
 		bytes[r % 2] += (long)(n * size);
@@ -66,8 +68,10 @@ int main(int argc, char **argv)
 	MPI_Allreduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
 	if (rank == 0) {
 		if (!all_bad) {
-			printf("ok: alltoall %zu B blocks, %d ranks, every byte verified\n", sizes[0], size);
-			printf("ok: alltoall %zu B blocks, %d ranks, every byte verified\n", sizes[1], size);
+			printf("ok: alltoall %zu B blocks, %d ranks, every byte verified\n",
+			       sizes[0], size);
+			printf("ok: alltoall %zu B blocks, %d ranks, every byte verified\n",
+			       sizes[1], size);
 		}
 		printf("done: %ld rounds in %.1f s, %ld failed\n", done, MPI_Wtime() - t0, all_bad);
 	}

@@ -63,7 +63,8 @@ static void die(const char *fmt, ...)
 	do {                                                                                       \
 		int _r = (int)(call);                                                              \
 		if (_r < 0)                                                                        \
-			die("%s:%d %s = %d (%s)", __FILE__, __LINE__, #call, _r, fi_strerror(-_r)); \
+			die("%s:%d %s = %d (%s)", __FILE__, __LINE__, #call, _r,                   \
+			    fi_strerror(-_r));                                                     \
 	} while (0)
 
 static double now_s(void)
@@ -151,7 +152,7 @@ static size_t first_bad(const uint8_t *b, size_t n, uint64_t seed)
 
 /* Wait for one completion on s, progressing the other side meanwhile. */
 static int wait_comp(struct side *s, struct side *other, struct fi_cq_tagged_entry *e,
-		     struct fi_cq_err_entry *err, double timeout)
+                     struct fi_cq_err_entry *err, double timeout)
 {
 	double t0 = now_s();
 	fi_addr_t src;
@@ -191,7 +192,7 @@ static void expect_ok(struct side *s, struct side *o, void *ctx, const char *wha
 
 /* Send len bytes from a to b; the receive is posted before or after the send. */
 static void xfer(struct side *a, struct side *b, size_t len, bool tagged, bool post_first,
-		 uint64_t seed)
+                 uint64_t seed)
 {
 	uint8_t *sbuf = malloc(len + 1), *rbuf = malloc(len + 64);
 	struct fi_context sctx, rctx;
@@ -254,8 +255,8 @@ static void xfer(struct side *a, struct side *b, size_t len, bool tagged, bool p
 		ssize_t r = fi_cq_read(b->cq, &e, (done & 2) ? 0 : 1);
 		if (r == 1) {
 			if (e.op_context != &rctx || e.len != len)
-				die("recv completion ctx %p len %zu (want %zu)", e.op_context, e.len,
-				    len);
+				die("recv completion ctx %p len %zu (want %zu)", e.op_context,
+				    e.len, len);
 			if (tagged && e.tag != tag)
 				die("tag %lx want %lx", e.tag, tag);
 			done |= 2;
@@ -285,10 +286,9 @@ static void xfer(struct side *a, struct side *b, size_t len, bool tagged, bool p
 
 static void test_sizes(size_t max)
 {
-	static const size_t sizes[] = {0,     1,      8,      64,      255,     256,
-				       1400,  1472,   1473,   4000,    8192,    9000,
-				       32768, 65535,  65536,  100000,  1 << 20, 4 << 20,
-				       16 << 20, 64 << 20};
+	static const size_t sizes[] = {0,     1,      8,       64,      255,      256,     1400,
+	                               1472,  1473,   4000,    8192,    9000,     32768,   65535,
+	                               65536, 100000, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
 	uint64_t seed = 1;
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -345,8 +345,12 @@ static void test_peek_claim_cancel(void)
 	struct iovec iov = {r, sizeof(r)};
 
 	/* Nothing there yet: FI_PEEK fails with FI_ENOMSG. */
-	m = (struct fi_msg_tagged){.msg_iov = NULL, .iov_count = 0, .addr = FI_ADDR_UNSPEC,
-				   .tag = 1234, .ignore = 0, .context = &pc};
+	m = (struct fi_msg_tagged){.msg_iov = NULL,
+	                           .iov_count = 0,
+	                           .addr = FI_ADDR_UNSPEC,
+	                           .tag = 1234,
+	                           .ignore = 0,
+	                           .context = &pc};
 	CHK(fi_trecvmsg(B.ep, &m, FI_PEEK));
 	if (wait_comp(&B, &A, &e, &err, 10) != -FI_ENOMSG)
 		die("peek of nothing: want FI_ENOMSG");
@@ -368,8 +372,8 @@ static void test_peek_claim_cancel(void)
 		die("peek: len %zu tag %lx data %lx", e.len, e.tag, e.data);
 	/* A claimed message is invisible to ordinary receives. */
 	CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 1234, 0, &cc));
-	m = (struct fi_msg_tagged){.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
-				   .tag = 1234, .context = &pc};
+	m = (struct fi_msg_tagged){
+	    .msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .tag = 1234, .context = &pc};
 	memset(r, 0, sizeof(r));
 	CHK(fi_trecvmsg(B.ep, &m, FI_CLAIM));
 	expect_ok(&B, &A, &pc, "claim");
@@ -525,11 +529,11 @@ static void *sread_thread(void *arg)
 }
 
 static void send_transmit_complete(struct side *a, void *buf, size_t len, uint64_t tag,
-				   struct fi_context *ctx)
+                                   struct fi_context *ctx)
 {
 	struct iovec iov = {buf, len};
 	struct fi_msg_tagged m = {
-		.msg_iov = &iov, .iov_count = 1, .addr = a->peer, .tag = tag, .context = ctx};
+	    .msg_iov = &iov, .iov_count = 1, .addr = a->peer, .tag = tag, .context = ctx};
 
 	/* Completes only once B acked it: B has the message by then. */
 	CHK(fi_tsendmsg(a->ep, &m, FI_TRANSMIT_COMPLETE | FI_COMPLETION));
@@ -752,7 +756,8 @@ static void run_idle_kill(void)
 		int r = wait_comp(&A, NULL, &e, &err, 120);
 		if (r != -FI_EIO || (err.op_context != &dc && err.op_context != &bc))
 			die("waits on the dead peer: got %d for %p, want -FI_EIO for the directed "
-			    "receive and the rendezvous send", r, r ? err.op_context : e.op_context);
+			    "receive and the rendezvous send",
+			    r, r ? err.op_context : e.op_context);
 		failed++;
 	}
 	printf("ok: idle peer killed: directed receive and rendezvous send failed with FI_EIO "
@@ -811,7 +816,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		fprintf(stderr, "usage: %s pair|kill|idle-kill|ux-cap IF_A IF_B [MAX_SIZE]\n",
-			argv[0]);
+		        argv[0]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -86,7 +86,7 @@ enum kind {
 	K_N
 };
 static const char *const kind_name[K_N] = {"random", "short", "version", "type",    "len", "csum",
-					   "key",    "port",  "seq",     "restart", "ooo"};
+                                           "key",    "port",  "seq",     "restart", "ooo"};
 
 static uint64_t rng;
 
@@ -101,12 +101,12 @@ static uint32_t rnd(void)
 static void usage(const char *why)
 {
 	fprintf(stderr,
-		"gm-inject: %s\n"
-		"usage: gm-inject -i IFACE -m MAC[,MAC...] [-p PORT[,PORT...]] [-k KEY] [-S]\n"
-		"                 [-r FRAMES_PER_S (<= %d)] [-t SECONDS (<= %d)] [-e ETHERTYPE] "
-		"[-s SEED]\n"
-		"                 [-F ob1-ack|start-spray (needs -k and -p)]\n",
-		why, MAX_RATE, MAX_TIME);
+	        "gm-inject: %s\n"
+	        "usage: gm-inject -i IFACE -m MAC[,MAC...] [-p PORT[,PORT...]] [-k KEY] [-S]\n"
+	        "                 [-r FRAMES_PER_S (<= %d)] [-t SECONDS (<= %d)] [-e ETHERTYPE] "
+	        "[-s SEED]\n"
+	        "                 [-F ob1-ack|start-spray (needs -k and -p)]\n",
+	        why, MAX_RATE, MAX_TIME);
 	exit(2);
 }
 
@@ -159,25 +159,26 @@ struct forger {
 
 /* One sealed sequenced frame: thdr, then payload (random bytes if NULL). */
 static size_t forged_frame(struct forger *fg, uint8_t type, const void *thdr, size_t thlen,
-			   const void *payload, size_t dlen, const struct cfg *c, uint8_t *gm)
+                           const void *payload, size_t dlen, const struct cfg *c, uint8_t *gm)
 {
 	struct gm_hdr h = {
-		.version = GM_WIRE_VERSION,
-		.type = type,
-		.flags = GM_F_SEQ,
-		.dst_port = fg->dst_port,
-		.src_port = fg->src_port,
-		.key = c->key,
-		.session = fg->session,
-		.seq = fg->next++,
-		.len = (uint16_t)(thlen + dlen),
-		.wnd = 64,
+	    .version = GM_WIRE_VERSION,
+	    .type = type,
+	    .flags = GM_F_SEQ,
+	    .dst_port = fg->dst_port,
+	    .src_port = fg->src_port,
+	    .key = c->key,
+	    .session = fg->session,
+	    .seq = fg->next++,
+	    .len = (uint16_t)(thlen + dlen),
+	    .wnd = 64,
 	};
 
 	gm_hdr_encode(gm, &h);
 	memcpy(gm + sizeof(h), thdr, thlen);
 	for (size_t i = 0; i < dlen; i++)
-		gm[sizeof(h) + thlen + i] = payload ? ((const uint8_t *)payload)[i] : (uint8_t)rnd();
+		gm[sizeof(h) + thlen + i] =
+		    payload ? ((const uint8_t *)payload)[i] : (uint8_t)rnd();
 	gm_frame_seal(gm, sizeof(h) + h.len);
 	return sizeof(h) + h.len;
 }
@@ -219,8 +220,7 @@ static size_t build_forged(const struct cfg *c, struct forger *fg, uint8_t *f)
 	} else {
 		size_t chunk = room - sizeof(struct gm_frag_hdr);
 		struct gm_frag_hdr fh = {
-			.msg_id = 1,
-			.offset = (room - sizeof(th)) + (uint64_t)(fg->frame - 1) * chunk};
+		    .msg_id = 1, .offset = (room - sizeof(th)) + (uint64_t)(fg->frame - 1) * chunk};
 		gm_frag_hdr_encode(th, &fh);
 		len = forged_frame(fg, GM_FT_FRAG, th, sizeof(fh), NULL, chunk, c, gm);
 	}
@@ -233,16 +233,16 @@ static size_t build_valid(const struct cfg *c, uint8_t *gm, uint32_t key)
 {
 	size_t blen = 32 + rnd() % 200;
 	struct gm_hdr h = {
-		.version = GM_WIRE_VERSION,
-		.type = (uint8_t)(1 + rnd() % (GM_FT_MAX - 1)),
-		.flags = GM_F_SEQ | (rnd() & GM_F_ACK),
-		.dst_port = c->nport ? c->port[rnd() % c->nport] : (uint16_t)(1 + rnd() % 65535),
-		.src_port = (uint16_t)(1 + rnd() % 65535),
-		.key = key,
-		.session = rnd(),
-		.ack = rnd(),
-		.len = (uint16_t)blen,
-		.wnd = (uint16_t)rnd(),
+	    .version = GM_WIRE_VERSION,
+	    .type = (uint8_t)(1 + rnd() % (GM_FT_MAX - 1)),
+	    .flags = GM_F_SEQ | (rnd() & GM_F_ACK),
+	    .dst_port = c->nport ? c->port[rnd() % c->nport] : (uint16_t)(1 + rnd() % 65535),
+	    .src_port = (uint16_t)(1 + rnd() % 65535),
+	    .key = key,
+	    .session = rnd(),
+	    .ack = rnd(),
+	    .len = (uint16_t)blen,
+	    .wnd = (uint16_t)rnd(),
 	};
 
 	h.seq = h.session;
@@ -286,7 +286,7 @@ static size_t build(const struct cfg *c, enum kind k, uint8_t *f)
 		break;
 	case K_TYPE:
 		patch_u8(gm, offsetof(struct gm_hdr, type),
-			 rnd() & 1 ? 0 : (uint8_t)(GM_FT_MAX + rnd() % (256 - GM_FT_MAX)), len);
+		         rnd() & 1 ? 0 : (uint8_t)(GM_FT_MAX + rnd() % (256 - GM_FT_MAX)), len);
 		break;
 	case K_LEN: {
 		uint16_t l = htons((uint16_t)(len + 1 + rnd() % 1000));
@@ -451,9 +451,9 @@ int main(int argc, char **argv)
 	}
 	memcpy(c.src, ifr.ifr_hwaddr.sa_data, 6);
 	struct sockaddr_ll sll = {
-		.sll_family = AF_PACKET,
-		.sll_ifindex = (int)if_nametoindex(ifname),
-		.sll_halen = 6,
+	    .sll_family = AF_PACKET,
+	    .sll_ifindex = (int)if_nametoindex(ifname),
+	    .sll_halen = 6,
 	};
 
 	double t0 = now_s(), interval = 1.0 / (double)rate;
@@ -464,7 +464,8 @@ int main(int argc, char **argv)
 			break;
 		if (due > now) {
 			struct timespec d = {.tv_sec = (time_t)(due - now),
-					     .tv_nsec = (long)((due - now - (time_t)(due - now)) * 1e9)};
+			                     .tv_nsec =
+			                         (long)((due - now - (time_t)(due - now)) * 1e9)};
 			nanosleep(&d, NULL);
 		}
 		enum kind k = (enum kind)(i % K_N);

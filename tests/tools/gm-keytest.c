@@ -8,10 +8,10 @@
  * domain level (hints->domain_attr->auth_key, as btl gamma does); D (on
  * IF_B) has K2 at endpoint level (ep_attr->auth_key over a K1 domain).
  * A->B must deliver every byte; A->C and A->D must deliver nothing, the
- * sends (FI_TRANSMIT_COMPLETE: done when acknowledged) failing once the peer timeout passes (run with a short
- * FI_GAMMA_PEER_TIMEOUT), and C->A nothing either.  The frames C and D
- * drop are counted as bad_key: run with FI_GAMMA_STATS=1 and check the
- * counters printed at close (tests/integration/isolation.sh does).
+ * sends (FI_TRANSMIT_COMPLETE: done when acknowledged) failing once the peer timeout passes (run
+ * with a short FI_GAMMA_PEER_TIMEOUT), and C->A nothing either.  The frames C and D drop are
+ * counted as bad_key: run with FI_GAMMA_STATS=1 and check the counters printed at close
+ * (tests/integration/isolation.sh does).
  *
  *   gm-keytest --secret IF_A IF_B
  *
@@ -34,8 +34,8 @@
 
 #include "fi_gamma.h"
 
-#define K1 0x1111aaaau
-#define K2 0x2222bbbbu
+#define K1   0x1111aaaau
+#define K2   0x2222bbbbu
 #define NMSG 3
 
 struct side {
@@ -202,8 +202,8 @@ static int exchange(struct side *from, struct side *to, double timeout, bool exp
 		size_t len = m ? sizeof(sbuf[m]) : 100;
 		ssize_t r;
 		struct iovec iov = {.iov_base = sbuf[m], .iov_len = len};
-		struct fi_msg msg = {.msg_iov = &iov, .iov_count = 1, .addr = dest,
-				     .context = &sctx[m]};
+		struct fi_msg msg = {
+		    .msg_iov = &iov, .iov_count = 1, .addr = dest, .context = &sctx[m]};
 		/* complete only once the peer acknowledged: a dropped send must fail */
 		while ((r = fi_sendmsg(from->ep, &msg, FI_TRANSMIT_COMPLETE | FI_COMPLETION)) ==
 		       -FI_EAGAIN)
@@ -214,8 +214,9 @@ static int exchange(struct side *from, struct side *to, double timeout, bool exp
 		poll_all(from, &sent_ok, &sent_err);
 		poll_all(to, &rcvd, &rerr);
 		if (now_s() - t0 > timeout) {
-			fprintf(stderr, "FAIL: %s->%s: %d sends done (%d failed), %d received in %.0f s\n",
-				from->name, to->name, sent_ok + sent_err, sent_err, rcvd, timeout);
+			fprintf(stderr,
+			        "FAIL: %s->%s: %d sends done (%d failed), %d received in %.0f s\n",
+			        from->name, to->name, sent_ok + sent_err, sent_err, rcvd, timeout);
 			exit(1);
 		}
 	}
@@ -226,8 +227,9 @@ static int exchange(struct side *from, struct side *to, double timeout, bool exp
 		size_t len = m ? sizeof(sbuf[m]) : 100;
 		for (size_t i = 0; i < len; i++)
 			if (rbuf[m][i] != pattern(m, i)) {
-				fprintf(stderr, "FAIL: %s->%s message %d byte %zu: 0x%02x, want 0x%02x\n",
-					from->name, to->name, m, i, rbuf[m][i], pattern(m, i));
+				fprintf(stderr,
+				        "FAIL: %s->%s message %d byte %zu: 0x%02x, want 0x%02x\n",
+				        from->name, to->name, m, i, rbuf[m][i], pattern(m, i));
 				exit(1);
 			}
 	}
@@ -247,7 +249,7 @@ static int exchange(struct side *from, struct side *to, double timeout, bool exp
 int main(int argc, char **argv)
 {
 	struct side A = {.name = "A(K1)"}, B = {.name = "B(K1)"}, C = {.name = "C(K2 domain)"},
-		    D = {.name = "D(K2 ep)"}, E = {.name = "E(K2, then K1 by fi_setopt)"};
+	            D = {.name = "D(K2 ep)"}, E = {.name = "E(K2, then K1 by fi_setopt)"};
 
 	if (argc == 4 && !strcmp(argv[1], "--secret")) {
 		g_secret = true;

@@ -55,9 +55,13 @@ Test(wire, hdr_round_trip_and_big_endian)
 Test(wire, msg_frag_cts_round_trip)
 {
 	uint8_t buf[64];
-	struct gm_msg_hdr m = {7, GM_M_TAGGED | GM_M_DATA, 0x8000000000000001ull, 42, 1ull << 33,
-			       0xCAFEF00D},
-			  m2;
+	struct gm_msg_hdr m = {7,
+	                       GM_M_TAGGED | GM_M_DATA,
+	                       0x8000000000000001ull,
+	                       42,
+	                       1ull << 33,
+	                       0xCAFEF00D},
+	                  m2;
 	struct gm_frag_hdr f = {9, 0x123456789ull, 0x80000001}, f2;
 	struct gm_cts_hdr c = {1, 2, 3}, c2;
 

@@ -80,9 +80,10 @@ static void stamp(uint8_t *b, size_t n, uint64_t seq)
 static void report(const char *what, size_t n, uint64_t seq, size_t at, int got, int want)
 {
 	if (errors++ < 8)
-		fprintf(stderr, "gm-osu: rank %d: DATA CORRUPTION in %s message #%llu of %zu B: "
-				"byte %zu is 0x%02x, expected 0x%02x\n",
-			rank, what, (unsigned long long)seq, n, at, got, want);
+		fprintf(stderr,
+		        "gm-osu: rank %d: DATA CORRUPTION in %s message #%llu of %zu B: "
+		        "byte %zu is 0x%02x, expected 0x%02x\n",
+		        rank, what, (unsigned long long)seq, n, at, got, want);
 }
 
 /* Full check: pattern of the sender, with its stamp. */
@@ -210,7 +211,7 @@ static void latency(uint8_t *sb, uint8_t *rb, size_t n, int iters, int reps)
  * reps; *cpu gets both ranks' CPU seconds per message.
  */
 static double stream(uint8_t *sb, uint8_t *rb, size_t n, int window, int windows, int reps,
-		     double *cpu)
+                     double *cpu)
 {
 	MPI_Request rq[MAX_WINDOW];
 	MPI_Status st[MAX_WINDOW];
@@ -232,14 +233,17 @@ static double stream(uint8_t *sb, uint8_t *rb, size_t n, int window, int windows
 				uint8_t *slot = (rank == 0 ? sb : rb) + (size_t)j * n;
 				if (rank == 0) {
 					stamp(slot, n, base + j);
-					MPI_Isend(slot, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &rq[j]);
+					MPI_Isend(slot, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD,
+					          &rq[j]);
 				} else {
-					MPI_Irecv(slot, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD, &rq[j]);
+					MPI_Irecv(slot, (int)n, MPI_BYTE, peer, 2, MPI_COMM_WORLD,
+					          &rq[j]);
 				}
 			}
 			MPI_Waitall(window, rq, st);
 			if (rank == 0) {
-				MPI_Recv(&ack, 0, MPI_BYTE, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Recv(&ack, 0, MPI_BYTE, peer, 3, MPI_COMM_WORLD,
+				         MPI_STATUS_IGNORE);
 			} else {
 				for (int j = 0; j < window; j++) {
 					uint8_t *slot = rb + (size_t)j * n;
@@ -254,8 +258,9 @@ static double stream(uint8_t *sb, uint8_t *rb, size_t n, int window, int windows
 						if (memcmp(want, slot, n))
 							for (size_t i = 0; i < n; i++)
 								if (want[i] != slot[i]) {
-									report("stream", n, base + j, i,
-									       slot[i], want[i]);
+									report("stream", n,
+									       base + j, i, slot[i],
+									       want[i]);
 									break;
 								}
 						verified_full++;
@@ -310,7 +315,8 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (!v)
-			die("usage: gm-osu [--lat SIZES] [--bw SIZES] [--rate] [--iters N] [--reps R] "
+			die("usage: gm-osu [--lat SIZES] [--bw SIZES] [--rate] [--iters N] [--reps "
+			    "R] "
 			    "[--bytes B]");
 		i++;
 		if (!strcmp(a, "--lat"))
