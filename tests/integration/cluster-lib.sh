@@ -32,10 +32,13 @@ cleanup()
 	local n
 	for n in ${CLUSTERS:-}; do "$GC" down "$n" >/dev/null 2>&1; done
 	[ -n "${BGPIDS:-}" ] && kill $BGPIDS 2>/dev/null
+	[ -n "${hns:-}" ] && ip netns del "$hns" 2>/dev/null
+	[ -n "${hbr:-}" ] && ip link del "$hbr" 2>/dev/null
 	rm -rf "$WORK"
 }
 CLUSTERS=
 BGPIDS=
+hns= hbr=
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
@@ -126,4 +129,28 @@ veth_ns()
 	trap 'ip netns del "$NS" 2>/dev/null; cleanup' EXIT
 	ip -n "$NS" link add "$1" type veth peer name "$2" && ip -n "$NS" link set "$1" up &&
 		ip -n "$NS" link set "$2" up || fail "veth pair $1-$2 in $NS"
+}
+
+# hostile_station PREFIX: a station of no job on cluster $NAME's bridge, for
+# tests that attack a job: veth $hif in namespace $hns (both removed on exit).
+hostile_station()
+{
+	hns=$1-$NAME hif=$1${NAME}a hbr=$1${NAME}b
+	ip netns add "$hns" || fail "netns add $hns"
+	ip link add "$hbr" type veth peer name "$hif" netns "$hns" || fail "veth $hbr"
+	ip link set "$hbr" master "gc-$NAME-br" up || fail "attach $hbr to the bridge"
+	ip -n "$hns" link set "$hif" up || fail "$hif up"
+}
+
+# node_mac NODE: the MAC of a --netns node's interface.
+node_mac() { ip -n "$1" -br link show dev "$1" | awk '{print $3}'; }
+
+# live_ports NODE: the gamma ports open on a --netns node, one a line, sorted.
+# Root's port reservations are files /run/gamma/NETNS-ETHERTYPE-IFINDEX-PORT
+# that only root can read (provider/gm_portres.c; NETNS: the inode of the
+# node's network namespace).
+live_ports()
+{
+	ls /run/gamma 2>/dev/null | awk -F- -v ns="$(stat -Lc %i "/run/netns/$1")" '$1 == ns {print $4}' |
+		sort -un
 }

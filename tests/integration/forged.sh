@@ -27,24 +27,9 @@ cap=262144
 
 up "$NAME" --nodes 2 --netns
 n0=gc-$NAME-n0 n1=gc-$NAME-n1
-hns=fi-$NAME hif=fi${NAME}a hbr=fi${NAME}b
-hcleanup()
-{
-	ip netns del "$hns" 2>/dev/null
-	ip link del "$hbr" 2>/dev/null
-	cleanup
-}
-trap hcleanup EXIT
-ip netns add "$hns" || fail "netns add $hns"
-ip link add "$hbr" type veth peer name "$hif" netns "$hns" || fail "veth $hbr"
-ip link set "$hbr" master "gc-$NAME-br" up || fail "attach $hbr to the bridge"
-ip -n "$hns" link set "$hif" up || fail "$hif up"
+hostile_station fi
 
-mac() { ip -n "$1" -br link show dev "$1" | awk '{print $3}'; }
-macs=$(mac "$n0"),$(mac "$n1")
-# Live ports of node $1: root's reservations /run/gamma/NETNS-ETHERTYPE-IFINDEX-PORT
-# (provider/gm_portres.c), NETNS the inode of the node's network namespace.
-ports() { ls /run/gamma 2>/dev/null | awk -F- -v ns="$(stat -Lc %i "/run/netns/$1")" '$1 == ns {print $4}'; }
+macs=$(node_mac "$n0"),$(node_mac "$n1")
 
 hf=$("$GC" hostfile "$NAME") || fail "hostfile"
 sub=$("$GC" subnet "$NAME") || fail "subnet"
@@ -61,7 +46,7 @@ job=$!
 BGPIDS="$BGPIDS $job"
 for _ in $(seq 1200); do [ -e "$ready" ] && break; kill -0 $job 2>/dev/null || break; sleep 0.1; done
 [ -e "$ready" ] || fail "the job never verified a first round: $(tail -30 "$WORK/job.out")"
-p=$( (ports "$n0"; ports "$n1") | sort -u | paste -sd,)
+p=$( (live_ports "$n0"; live_ports "$n1") | sort -u | paste -sd,)
 key=$(grep -o 'job key 0x[0-9a-f]*' "$WORK/job.out" | head -1 | awk '{print $3}')
 [ -n "$p" ] && [ -n "$key" ] || fail "no live ports ('$p') or job key ('$key') to forge with"
 

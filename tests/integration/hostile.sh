@@ -5,7 +5,8 @@
 # fires volleys of random and malformed gamma frames at both nodes (bad
 # lengths, versions, types, checksums, keys, forged ports, out-of-window
 # sequence numbers with the job's own key, random bytes), aimed at the job's
-# live ports, which it learns the way a local user can (live_ports below).
+# live ports, which root learns from the port reservations (live_ports in
+# cluster-lib.sh).
 # The job runs until the test tells it to stop, after the last volley, so
 # every volley meets it whatever the machine's speed. The job must verify,
 # and FI_GAMMA_STATS must show the bad frames counted on both nodes with no
@@ -22,31 +23,9 @@ FI_GAMMA_IFACE= timeout 30 fi_info -p gamma >/dev/null 2>&1 ||
 
 up "$NAME" --nodes 2 --netns
 n0=gc-$NAME-n0 n1=gc-$NAME-n1
-# The hostile station: a veth on the cluster bridge, its far end in our namespace.
-hns=hi-$NAME hif=hi${NAME}a hbr=hi${NAME}b
-hcleanup()
-{
-	ip netns del "$hns" 2>/dev/null
-	ip link del "$hbr" 2>/dev/null
-	cleanup
-}
-trap hcleanup EXIT
-ip netns add "$hns" || fail "netns add $hns"
-ip link add "$hbr" type veth peer name "$hif" netns "$hns" || fail "veth $hbr"
-ip link set "$hbr" master "gc-$NAME-br" up || fail "attach $hbr to the bridge"
-ip -n "$hns" link set "$hif" up || fail "$hif up"
+hostile_station hi
 
-mac() { ip -n "$1" -br link show dev "$1" | awk '{print $3}'; }
-macs=$(mac "$n0"),$(mac "$n1")
-# live_ports NS: the gamma ports open in namespace NS, one a line, sorted.
-# The job runs as root, whose port reservations are files
-# /run/gamma/NETNS-ETHERTYPE-IFINDEX-PORT that only root can read
-# (provider/gm_portres.c; NETNS: the inode of the node's network namespace).
-live_ports()
-{
-	ls /run/gamma 2>/dev/null | awk -F- -v ns="$(stat -Lc %i "/run/netns/$1")" '$1 == ns {print $4}' |
-		sort -un
-}
+macs=$(node_mac "$n0"),$(node_mac "$n1")
 
 hf=$("$GC" hostfile "$NAME") || fail "hostfile"
 sub=$("$GC" subnet "$NAME") || fail "subnet"
