@@ -196,6 +196,77 @@ uint32_t gm_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len)
 	return gm_crc32c(crc, dst, len);
 }
 
+/*
+ * a * b mod P, both reflected (bit 31: coefficient of x^0).  Branch-free:
+ * it runs once per frame sent or received, with data-dependent bits.
+ */
+static uint32_t mulmod_sw(uint32_t a, uint32_t b)
+{
+	uint32_t p = 0;
+
+	for (int i = 0; i < 32; i++) {
+		p ^= b & -((a >> (31 - i)) & 1);
+		b = (b >> 1) ^ (CRC32C_POLY & -(b & 1));
+	}
+	return p;
+}
+
+#if defined(__x86_64__)
+/*
+ * The same in a few instructions.  The carry-less product of two reflected
+ * 32-bit values comes out one degree low (see above): shifted left by one
+ * it is the 64-bit reflected product, whose high half is already the part
+ * below x^32 and whose low half is some L(x) * x^32, which the crc32
+ * instruction (from 0) reduces mod P.
+ */
+static CLMUL uint32_t mulmod_hw(uint32_t a, uint32_t b)
+{
+	__m128i p = _mm_clmulepi64_si128(_mm_cvtsi32_si128((int)a), _mm_cvtsi32_si128((int)b), 0);
+	uint64_t q = (uint64_t)_mm_cvtsi128_si64(p) << 1;
+
+	return __builtin_ia32_crc32si(0, (uint32_t)q) ^ (uint32_t)(q >> 32);
+}
+#endif
+
+static uint32_t mulmod(uint32_t a, uint32_t b)
+{
+#if defined(__x86_64__)
+	if (have_clmul)
+		return mulmod_hw(a, b);
+#endif
+	return mulmod_sw(a, b);
+}
+
+/* x^(8 len) mod P by squaring: x^(2^k) mod P for k = 3.. from x^8. */
+static uint32_t xpow8_mod(size_t len)
+{
+	uint32_t r = 0x80000000u, sq = 0x00800000u; /* 1 and x^8 */
+
+	for (; len; len >>= 1) {
+		if (len & 1)
+			r = mulmod(r, sq);
+		sq = mulmod(sq, sq);
+	}
+	return r;
+}
+
+/*
+ * Frames mostly have one payload length: remember the last power.  Per
+ * thread, since callers of different domains do not share a lock.
+ */
+static __thread size_t shift_len = SIZE_MAX;
+static __thread uint32_t shift_pow;
+
+uint32_t gm_crc32c_shift(uint32_t v, size_t len)
+{
+	pthread_once(&tables_once, tables_init);
+	if (len != shift_len) {
+		shift_pow = xpow8_mod(len);
+		shift_len = len;
+	}
+	return mulmod(shift_pow, v);
+}
+
 /* For the unit tests: the byte-at-a-time reference. */
 uint32_t gm_crc32c_reference(uint32_t crc, const void *buf, size_t len)
 {

@@ -179,10 +179,35 @@ static void conn_mark_pending(struct gm_conn *conn)
 		gm_list_add_tail(&conn->ep->tx_pending, &conn->pend_entry);
 }
 
+/* The type header of tx's next frame, once its payload's CRC is known. */
+static void tx_encode_thdr(void *thdr, uint32_t mcrc, void *arg)
+{
+	struct gm_tx *tx = arg;
+
+	if (!tx->first_sent) {
+		struct gm_msg_hdr m = {
+		    .msg_id = tx->msg_id,
+		    .mflags = ((tx->flags & FI_TAGGED) ? GM_M_TAGGED : 0) |
+		              ((tx->flags & FI_REMOTE_CQ_DATA) ? GM_M_DATA : 0),
+		    .tag = tx->tag,
+		    .data = tx->data,
+		    .msg_len = tx->len,
+		    .mcrc = mcrc,
+		};
+		gm_msg_hdr_encode(thdr, &m);
+	} else {
+		struct gm_frag_hdr f = {
+		    .msg_id = tx->state == GM_TX_PULLED ? tx->recv_id : tx->msg_id,
+		    .offset = tx->off,
+		    .mcrc = mcrc,
+		};
+		gm_frag_hdr_encode(thdr, &f);
+	}
+}
+
 /* Hand one frame of tx to the net.  Returns 0, -FI_EAGAIN or -FI_EIO. */
 static int tx_send_one(struct gm_tx *tx, size_t max_body)
 {
-	uint8_t thdr[sizeof(struct gm_msg_hdr)];
 	struct iovec iov[GM_IOV_LIMIT];
 	size_t thlen, chunk, niov = 0;
 	uint32_t mcrc = tx->mcrc;
@@ -202,31 +227,12 @@ static int tx_send_one(struct gm_tx *tx, size_t max_body)
 		chunk = tx->limit - tx->off;
 	if (chunk)
 		niov = iov_slice(tx->iov, tx->iov_count, tx->off, chunk, iov);
-	/* The header precedes the payload, so the message CRC is a pass of its own. */
-	for (size_t i = 0; i < niov; i++)
-		mcrc = gm_crc32c(mcrc, iov[i].iov_base, iov[i].iov_len);
-	if (type == GM_FT_CTS) {
-		memcpy(thdr, tx->inject_buf, thlen);
-	} else if (!tx->first_sent) {
-		struct gm_msg_hdr m = {
-		    .msg_id = tx->msg_id,
-		    .mflags = ((tx->flags & FI_TAGGED) ? GM_M_TAGGED : 0) |
-		              ((tx->flags & FI_REMOTE_CQ_DATA) ? GM_M_DATA : 0),
-		    .tag = tx->tag,
-		    .data = tx->data,
-		    .msg_len = tx->len,
-		    .mcrc = mcrc,
-		};
-		gm_msg_hdr_encode(thdr, &m);
-	} else {
-		struct gm_frag_hdr f = {
-		    .msg_id = tx->state == GM_TX_PULLED ? tx->recv_id : tx->msg_id,
-		    .offset = tx->off,
-		    .mcrc = mcrc,
-		};
-		gm_frag_hdr_encode(thdr, &f);
-	}
-	ret = gm_peer_send(tx->conn->peer, type, thdr, thlen, iov, niov, tx);
+	/* The message CRC comes with the copy into the frame. */
+	if (type == GM_FT_CTS)
+		ret = gm_peer_send(tx->conn->peer, type, tx->inject_buf, thlen, NULL, 0, tx);
+	else
+		ret = gm_peer_send_crc(tx->conn->peer, type, thlen, tx_encode_thdr, tx, iov, niov,
+		                       &mcrc, tx);
 	if (ret)
 		return ret;
 	tx->first_sent = true;

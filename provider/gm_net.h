@@ -203,4 +203,15 @@ void gm_peer_await(struct gm_peer *peer);
 int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t thdr_len,
                  const struct iovec *iov, size_t iov_cnt, void *cookie);
 
+/*
+ * gm_peer_send for a type header that depends on its payload (the message
+ * CRC, gm_wire.h): the payload is copied first, its CRC-32C chained from
+ * *crc into *crc in the same pass, then enc(thdr, *crc, arg) writes the
+ * thdr_len bytes of type header in front of it.  One pass over the user's
+ * data, whether the frame carries a MAC or a CRC.
+ */
+typedef void (*gm_thdr_fn)(void *thdr, uint32_t crc, void *arg);
+int gm_peer_send_crc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr_fn enc, void *arg,
+                     const struct iovec *iov, size_t iov_cnt, uint32_t *crc, void *cookie);
+
 #endif /* GM_NET_H */

@@ -677,26 +677,26 @@ static void write_eth(const struct gm_rel *rel, uint8_t *f, const uint8_t dst[6]
 	f[13] = rel->cfg.ethertype & 0xff;
 }
 
-int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t thdr_len,
-                 const struct iovec *iov, size_t iov_cnt, void *cookie)
+/* A sequenced frame of body bytes to peer, headers written, not yet queued. */
+static struct gm_buf *tx_frame(struct gm_peer *peer, uint8_t type, size_t body, void *cookie,
+                               int *err)
 {
 	struct gm_port *port = peer->port;
 	struct gm_rel *rel = port->rel;
-	size_t body = thdr_len;
 	struct gm_buf *b;
-	uint8_t *p;
 
+	*err = -FI_EIO;
 	if (peer->failed)
-		return -FI_EIO;
-	for (size_t i = 0; i < iov_cnt; i++)
-		body += iov[i].iov_len;
+		return NULL;
+	*err = -FI_EINVAL;
 	if (HDR_LEN + body > rel->cfg.max_frame || type == GM_FT_ACK || !type || type >= GM_FT_MAX)
-		return -FI_EINVAL;
+		return NULL;
+	*err = -FI_EAGAIN;
 	if (peer->snd_nxt - peer->snd_una >= send_limit(peer))
-		return -FI_EAGAIN;
+		return NULL;
 	b = buf_get(rel);
 	if (!b)
-		return -FI_EAGAIN;
+		return NULL;
 	b->peer = peer;
 	b->cookie = cookie;
 	b->seq = peer->snd_nxt;
@@ -714,10 +714,50 @@ int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t th
 	                  .seq = b->seq,
 	                  .len = (uint16_t)body,
 	              });
+	return b;
+}
+
+static void tx_queue(struct gm_peer *peer, struct gm_buf *b)
+{
+	struct gm_rel *rel = peer->port->rel;
+
+	peer->txw[SLOT(rel, b->seq)] = b;
+	peer->snd_nxt++;
+	gm_dq_push(&rel->dq, &b->dqi, peer->port->cls, false);
+}
+
+static size_t iov_total(const struct iovec *iov, size_t iov_cnt)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < iov_cnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+/* Copy iov to p, chaining the CRC from crc; returns it. */
+static uint32_t copy_crc(uint8_t *p, const struct iovec *iov, size_t iov_cnt, uint32_t crc)
+{
+	for (size_t i = 0; i < iov_cnt; i++) {
+		crc = gm_crc32c_copy(crc, p, iov[i].iov_base, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
+	return crc;
+}
+
+int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t thdr_len,
+                 const struct iovec *iov, size_t iov_cnt, void *cookie)
+{
+	int err;
+	struct gm_buf *b = tx_frame(peer, type, thdr_len + iov_total(iov, iov_cnt), cookie, &err);
+	uint8_t *p;
+
+	if (!b)
+		return err;
 	p = b->data + ETH_HLEN + HDR_LEN;
 	/* Without a secret the CRC of the body comes with the copy; a MAC is
 	 * computed as the frame leaves, since it covers the header too. */
-	if (port->mac) {
+	if (peer->port->mac) {
 		memcpy(p, thdr, thdr_len);
 		p += thdr_len;
 		for (size_t i = 0; i < iov_cnt; i++) {
@@ -725,17 +765,32 @@ int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t th
 			p += iov[i].iov_len;
 		}
 	} else {
-		b->body_crc = gm_crc32c_copy(0, p, thdr, thdr_len);
-		p += thdr_len;
-		for (size_t i = 0; i < iov_cnt; i++) {
-			b->body_crc =
-			    gm_crc32c_copy(b->body_crc, p, iov[i].iov_base, iov[i].iov_len);
-			p += iov[i].iov_len;
-		}
+		b->body_crc =
+		    copy_crc(p + thdr_len, iov, iov_cnt, gm_crc32c_copy(0, p, thdr, thdr_len));
 	}
-	peer->txw[SLOT(rel, b->seq)] = b;
-	peer->snd_nxt++;
-	gm_dq_push(&rel->dq, &b->dqi, port->cls, false);
+	tx_queue(peer, b);
+	return 0;
+}
+
+int gm_peer_send_crc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr_fn enc, void *arg,
+                     const struct iovec *iov, size_t iov_cnt, uint32_t *crc, void *cookie)
+{
+	size_t plen = iov_total(iov, iov_cnt);
+	int err;
+	struct gm_buf *b = tx_frame(peer, type, thdr_len + plen, cookie, &err);
+	uint8_t *p;
+	uint32_t seed = *crc;
+
+	if (!b)
+		return err;
+	p = b->data + ETH_HLEN + HDR_LEN;
+	*crc = copy_crc(p + thdr_len, iov, iov_cnt, seed);
+	enc(p, *crc, arg);
+	/* The body's checksum is the payload's CRC from another seed, the
+	 * CRC of the type header (gm_crc32c_shift), so no second pass. */
+	if (!peer->port->mac)
+		b->body_crc = *crc ^ gm_crc32c_shift(seed ^ gm_crc32c(0, p, thdr_len), plen);
+	tx_queue(peer, b);
 	return 0;
 }
 

@@ -161,6 +161,13 @@ void gm_cts_hdr_decode(const void *buf, struct gm_cts_hdr *c);
 uint32_t gm_crc32c(uint32_t crc, const void *buf, size_t len);
 uint32_t gm_crc32c_copy(uint32_t crc, void *dst, const void *src, size_t len);
 uint32_t gm_crc32c_reference(uint32_t crc, const void *buf, size_t len); /* slow, for tests */
+/*
+ * CRC-32C is linear in its seed: for any buffer B of len bytes,
+ * gm_crc32c(s1, B) ^ gm_crc32c(s2, B) == gm_crc32c_shift(s1 ^ s2, len).
+ * So one pass over B yields its CRC under any other seed (the message CRC
+ * and the frame checksum of the same payload, gm_peer_send_crc).
+ */
+uint32_t gm_crc32c_shift(uint32_t v, size_t len);
 
 /*
  * The frame checksum of a port without a secret, gm_hdr.tag[0..3]: CRC-32C

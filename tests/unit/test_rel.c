@@ -23,6 +23,8 @@
 /* Criterion runs each test in its own process: a test may change these. */
 static unsigned g_window = WINDOW;
 static size_t g_ooo_max, g_peer_max;
+/* Messages go through gm_peer_send_crc, their mcrc chained from mcrc_seed. */
+static bool g_send_crc;
 
 struct sim_frame {
 	uint64_t when;
@@ -150,6 +152,11 @@ static size_t msg_len(uint32_t idx)
 	return (idx * 7919u) % (MTU - sizeof(struct gm_hdr) - sizeof(struct gm_msg_hdr) + 1);
 }
 
+static uint32_t mcrc_seed(uint32_t idx)
+{
+	return idx * 2654435761u;
+}
+
 static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
 {
 	struct node *nd = ctx;
@@ -166,6 +173,9 @@ static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 	cr_assert_eq(f->body_len - sizeof(m), msg_len(m.msg_id));
 	cr_assert_eq(m.msg_len, msg_len(m.msg_id));
 	p = (const uint8_t *)f->body + sizeof(m);
+	if (g_send_crc)
+		cr_assert_eq(m.mcrc, gm_crc32c_reference(mcrc_seed(m.msg_id), p, msg_len(m.msg_id)),
+		             "message %u: the CRC of its payload", m.msg_id);
 	for (size_t j = 0; j < msg_len(m.msg_id); j++)
 		cr_assert_eq(p[j], pattern(m.msg_id, j), "message %u byte %zu corrupt", m.msg_id,
 		             j);
@@ -276,6 +286,14 @@ static struct gm_peer *peer_to(struct node *nd, struct node *other)
 	return gm_peer_get(nd->port, &a);
 }
 
+static void encode_msg_hdr(void *thdr, uint32_t crc, void *arg)
+{
+	struct gm_msg_hdr m = *(const struct gm_msg_hdr *)arg;
+
+	m.mcrc = crc;
+	gm_msg_hdr_encode(thdr, &m);
+}
+
 /* Try to send message nd->sent; true if it was queued. */
 static bool try_send(struct node *nd, struct gm_peer *pr)
 {
@@ -293,7 +311,16 @@ static bool try_send(struct node *nd, struct gm_peer *pr)
 	gm_msg_hdr_encode(th, &m);
 	iov[0] = (struct iovec){payload, half};
 	iov[1] = (struct iovec){payload + half, len - half};
-	rc = gm_peer_send(pr, GM_FT_EAGER, th, sizeof(th), iov, 2, (void *)(uintptr_t)(idx + 1));
+	if (g_send_crc) {
+		uint32_t crc = mcrc_seed(idx);
+
+		rc = gm_peer_send_crc(pr, GM_FT_EAGER, sizeof(th), encode_msg_hdr, &m, iov, 2, &crc,
+		                      (void *)(uintptr_t)(idx + 1));
+		cr_assert(rc || crc == gm_crc32c_reference(mcrc_seed(idx), payload, len));
+	} else {
+		rc = gm_peer_send(pr, GM_FT_EAGER, th, sizeof(th), iov, 2,
+		                  (void *)(uintptr_t)(idx + 1));
+	}
 	if (rc == -FI_EAGAIN)
 		return false;
 	cr_assert_eq(rc, 0);
@@ -692,6 +719,26 @@ static const uint8_t SECRET[32] = "gamma unit test job secret 32 B";
 
 Test(rel, lossy_link_with_a_secret_delivers_everything)
 {
+	g_secret = SECRET;
+	run_stream((struct fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8, 3000,
+	           true);
+}
+
+/*
+ * The type header written after the payload: its frames must pass the
+ * receiver's CRC (the body's checksum derived, not recomputed) or MAC,
+ * and carry the payload's CRC, over a link that loses and corrupts.
+ */
+Test(rel, send_crc_frames_pass_their_check_without_a_secret)
+{
+	g_send_crc = true;
+	run_stream((struct fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8, 3000,
+	           true);
+}
+
+Test(rel, send_crc_frames_pass_their_check_with_a_secret)
+{
+	g_send_crc = true;
 	g_secret = SECRET;
 	run_stream((struct fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8, 3000,
 	           true);

@@ -144,6 +144,30 @@ Test(wire, crc32c_folded_equals_reference)
 	cr_assert_eq(gm_crc32c_reference(0, "123456789", 9), 0xE3069283u);
 }
 
+/* One pass under one seed gives the CRC under any other (gm_crc32c_shift). */
+Test(wire, crc32c_shift_changes_the_seed)
+{
+	static uint8_t buf[70000];
+	static const size_t lens[] = {0, 1, 7, 64, 1000, 1440, 1000, 8940, 64940, 70000};
+	uint32_t x = 99;
+
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x = x * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(x >> 16);
+	}
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		uint32_t s1 = 0x12345678u * (uint32_t)(i + 1), s2 = ~s1 ^ (uint32_t)lens[i];
+		uint32_t c1 = gm_crc32c(s1, buf, lens[i]), c2 = gm_crc32c(s2, buf, lens[i]);
+
+		cr_assert_eq(c1 ^ gm_crc32c_shift(s1 ^ s2, lens[i]), c2, "len %zu", lens[i]);
+		cr_assert_eq(c2 ^ gm_crc32c_shift(s1 ^ s2, lens[i]), c1, "len %zu", lens[i]);
+		cr_assert_eq(gm_crc32c_shift(0, lens[i]), 0);
+	}
+	/* "56789" after "1234": the CRC of the whole from the CRC of the tail. */
+	cr_assert_eq(gm_crc32c(0, "56789", 5) ^ gm_crc32c_shift(gm_crc32c(0, "1234", 4), 5),
+	             0xE3069283u);
+}
+
 /* The fused copy: same CRC, every byte copied, nothing written beyond. */
 Test(wire, crc32c_copy_copies_exactly)
 {
