@@ -115,11 +115,13 @@ struct gm_domain {
 	 * signals wake_fd whenever someone may sleep: a thread blocked in
 	 * gm_domain_wait (waiters) or an FD waiter fi_trywait let go
 	 * (fd_armed, fd_pending until its next fi_trywait).  wait_fd, what
-	 * FI_GETWAIT hands out, polls readable on frames or on wake_fd.
+	 * FI_GETWAIT hands out (gm_domain_wait_fd), polls readable on frames
+	 * or on wake_fd.
 	 */
 	int wake_fd, wait_fd;
 	unsigned waiters;
 	bool signaled, fd_armed, fd_pending;
+	bool wait_fd_net; /* the receive socket is in wait_fd */
 };
 
 struct gm_av {
@@ -332,6 +334,8 @@ int gm_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fi
 int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
                    void *context);
 void gm_domain_progress(struct gm_domain *dom);
+/* What FI_GETWAIT returns; -FI_ENOMEM if it cannot be made ready. */
+int gm_domain_wait_fd(struct gm_domain *dom);
 int gm_domain_wait(struct gm_domain *dom, int timeout_ms);
 void gm_domain_signal(struct gm_domain *dom);
 /* fi_trywait for one object of dom: 0 if nothing is pending and dom's waiter is armed. */

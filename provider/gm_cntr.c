@@ -161,8 +161,14 @@ static int gm_cntr_control(struct fid *fid, int command, void *arg)
 	case FI_GETWAIT:
 		if (c->wait_obj != FI_WAIT_FD)
 			return -FI_ENODATA;
-		*(int *)arg = c->dom->wait_fd;
-		return 0;
+		{
+			int fd = gm_domain_wait_fd(c->dom);
+
+			if (fd < 0)
+				return fd;
+			*(int *)arg = fd;
+			return 0;
+		}
 	case FI_GETWAITOBJ:
 		*(enum fi_wait_obj *)arg = c->wait_obj;
 		return 0;

@@ -270,8 +270,14 @@ static int gm_cq_control(struct fid *fid, int command, void *arg)
 	case FI_GETWAIT:
 		if (cq->wait_obj != FI_WAIT_FD)
 			return -FI_ENODATA;
-		*(int *)arg = cq->dom->wait_fd;
-		return 0;
+		{
+			int fd = gm_domain_wait_fd(cq->dom);
+
+			if (fd < 0)
+				return fd;
+			*(int *)arg = fd;
+			return 0;
+		}
 	case FI_GETWAITOBJ:
 		*(enum fi_wait_obj *)arg = cq->wait_obj;
 		return 0;

@@ -177,7 +177,13 @@ int gm_domain_wait(struct gm_domain *dom, int timeout_ms)
 	return ret;
 }
 
-/* The wake eventfd, and the descriptor FD waiters poll: frames or wakeups. */
+/*
+ * The wake eventfd, and the descriptor FD waiters poll: frames or wakeups.
+ * The receive socket joins wait_fd only once someone asks for it
+ * (gm_domain_wait_fd): an epoll entry on the socket makes the kernel run
+ * its wakeup callback for every frame it queues, in the sender's context
+ * on a veth, a cost a busy-polling application never asks for.
+ */
 static int wait_fds_open(struct gm_domain *dom)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -185,8 +191,7 @@ static int wait_fds_open(struct gm_domain *dom)
 	dom->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	dom->wait_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (dom->wake_fd < 0 || dom->wait_fd < 0 ||
-	    epoll_ctl(dom->wait_fd, EPOLL_CTL_ADD, dom->wake_fd, &ev) ||
-	    epoll_ctl(dom->wait_fd, EPOLL_CTL_ADD, gm_net_fd(dom->net), &ev)) {
+	    epoll_ctl(dom->wait_fd, EPOLL_CTL_ADD, dom->wake_fd, &ev)) {
 		if (dom->wake_fd >= 0)
 			close(dom->wake_fd);
 		if (dom->wait_fd >= 0)
@@ -194,6 +199,22 @@ static int wait_fds_open(struct gm_domain *dom)
 		return -FI_ENOMEM;
 	}
 	return 0;
+}
+
+int gm_domain_wait_fd(struct gm_domain *dom)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	int rc = 0;
+
+	pthread_mutex_lock(&dom->lock);
+	if (!dom->wait_fd_net) {
+		if (epoll_ctl(dom->wait_fd, EPOLL_CTL_ADD, gm_net_fd(dom->net), &ev))
+			rc = -FI_ENOMEM;
+		else
+			dom->wait_fd_net = true;
+	}
+	pthread_mutex_unlock(&dom->lock);
+	return rc ? rc : dom->wait_fd;
 }
 
 static struct fi_ops gm_domain_fi_ops = {
