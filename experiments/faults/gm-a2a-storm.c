@@ -1,4 +1,4 @@
-/* All-to-all storm for tools/gamma-faults --storm: every rank exchanges with
+/* All-to-all storm for experiments/faults/gamma-faults --storm: every rank exchanges with
  * every rank through MPI_Alltoall, alternating small (64 B) and large (128 KiB,
  * past the rendezvous threshold) blocks, for a bounded number of rounds or
  * seconds, whichever ends first.  Every byte received is checked against a

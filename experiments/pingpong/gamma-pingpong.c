@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pingpong/bench.h"
-#include "pingpong/ctrl.h"
-#include "pingpong/report.h"
+#include "bench.h"
+#include "ctrl.h"
+#include "report.h"
 
 static int exchange_names(struct pp_fab *f, int fd, double timeout_s)
 {

@@ -1,9 +1,9 @@
 /* gamma-stream-node: one node's sender or receiver of the double-queue
  * stream experiment (testing streams over gamma, local streams over TCP or
- * low-class gamma).  See --help and tools/README-dq.md. */
+ * low-class gamma).  See --help and experiments/dq/README.md. */
 #include <stdio.h>
 
-#include "streams/sn.h"
+#include "sn.h"
 
 int main(int argc, char **argv)
 {

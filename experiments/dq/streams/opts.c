@@ -10,7 +10,7 @@
 
 static const char usage[] =
     "usage: gamma-stream-node ROLE [options]\n"
-    "One node's part of the double-queue stream experiment (tools/gamma-streams runs\n"
+    "One node's part of the double-queue stream experiment (experiments/dq/gamma-streams runs\n"
     "it on every node of a virtual cluster). Every message carries its send time\n"
     "(CLOCK_MONOTONIC, common to the namespaces of one machine) and a payload the\n"
     "receiver verifies byte by byte; receivers print one-way times.\n"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../pingpong/report.h"
+#include "../../pingpong/report.h"
 #include "floor.h"
 
 struct cli {

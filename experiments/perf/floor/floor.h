@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../pingpong/pattern.h"
+#include "../../pingpong/pattern.h"
 #include "link.h"
 
 /*

@@ -2,7 +2,7 @@
  * gamma-floor: the raw-frame floor under gamma.  What two processes get from
  * bare AF_PACKET frames of one EtherType on a link, with no protocol at all
  * (no checksum, no acknowledgement, no retransmission), measured the way
- * gamma-pingpong measures gamma, so that tools/gamma-bench can print it as a
+ * gamma-pingpong measures gamma, so that experiments/perf/gamma-bench can print it as a
  * row beside gamma and the TCP stacks:
  *
  *   latency    8-byte pings (one frame of 14 + 8 bytes) that the server sends
@@ -38,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "floor/floor.h"
+#include "floor.h"
 
 static double clock_s(clockid_t id)
 {
