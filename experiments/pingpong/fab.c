@@ -77,7 +77,7 @@ static bool near_ctrl(const struct fi_info *i, uint32_t ip)
 	return ip && i->addr_format == FI_SOCKADDR_IN && sin && sin->sin_addr.s_addr == ip;
 }
 
-static int get_info(struct pp_fab *f, const struct pp_opts *o, int ctrl_fd)
+static int get_info(struct fi_info **out, const struct pp_opts *o, int ctrl_fd)
 {
 	const char *domain = NULL;
 	if (o->iface) {
@@ -101,7 +101,8 @@ static int get_info(struct pp_fab *f, const struct pp_opts *o, int ctrl_fd)
 		hints->domain_attr->auth_key = (uint8_t *)strdup(o->auth_key);
 		hints->domain_attr->auth_key_size = strlen(o->auth_key);
 	}
-	int r = fi_getinfo(PP_FI_VERSION, NULL, NULL, 0, hints, &f->info);
+	struct fi_info *list = NULL;
+	int r = fi_getinfo(PP_FI_VERSION, NULL, NULL, 0, hints, &list);
 	fi_freeinfo(hints);
 	if (r) {
 		explain_no_info(o, domain, r);
@@ -110,34 +111,35 @@ static int get_info(struct pp_fab *f, const struct pp_opts *o, int ctrl_fd)
 	/* Socket providers list one fabric per address of the interface, the IPv6
 	 * link-local one included: both sides must pick the same family, and IPv4
 	 * is the one a control channel address names. */
-	struct fi_info *chosen = f->info, *before = NULL;
-	for (struct fi_info *i = f->info, *prev = NULL; i; prev = i, i = i->next)
+	struct fi_info *chosen = list, *before = NULL;
+	for (struct fi_info *i = list, *prev = NULL; i; prev = i, i = i->next)
 		if (i->addr_format == FI_SOCKADDR_IN) {
 			chosen = i;
 			before = prev;
 			break;
 		}
 	uint32_t ip = domain ? 0 : ctrl_local_ipv4(ctrl_fd);
-	for (struct fi_info *i = f->info, *prev = NULL; i; prev = i, i = i->next)
+	for (struct fi_info *i = list, *prev = NULL; i; prev = i, i = i->next)
 		if (near_ctrl(i, ip)) {
 			chosen = i;
 			before = prev;
 			break;
 		}
-	struct fi_info *rest = before ? f->info : chosen->next;
+	struct fi_info *rest = before ? list : chosen->next;
 	if (before)
 		before->next = chosen->next;
 	chosen->next = NULL;
 	fi_freeinfo(rest);
-	f->info = chosen;
 	/* Some providers fall back to another domain (e.g. lo) when the named one is
 	 * not usable yet: a silent fallback would send the peer a useless address. */
 	if (domain && strcmp(chosen->domain_attr->name, domain)) {
 		pp_err("provider '%s' offers domain '%s' but not interface '%s' (is it up, with "
 		       "carrier and an address?)",
 		       o->provider, chosen->domain_attr->name, domain);
+		fi_freeinfo(chosen);
 		return -1;
 	}
+	*out = chosen;
 	return 0;
 }
 
@@ -150,38 +152,37 @@ static int check(int r, const char *what)
 
 static int open_ep(struct pp_fab *f, int i, int tclass_high)
 {
-	struct fi_info *ei = fi_dupinfo(f->info);
-	ei->tx_attr->tclass = tclass_high ? FI_TC_LOW_LATENCY : FI_TC_BULK_DATA;
-	int r = check(fi_endpoint(f->domain, ei, &f->ep[i], NULL), "fi_endpoint");
-	fi_freeinfo(ei);
-	if (r)
-		return r;
-	f->n_ep = i + 1;
-	if (check(fi_ep_bind(f->ep[i], &f->cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)") ||
-	    check(fi_ep_bind(f->ep[i], &f->av->fid, 0), "fi_ep_bind(av)") ||
-	    check(fi_enable(f->ep[i]), "fi_enable"))
-		return -1;
-	return 0;
+	struct fi_info *ei = fi_dupinfo(f->g.info);
+	const char *what = "fi_dupinfo";
+	int r = -FI_ENOMEM;
+	if (ei) {
+		ei->tx_attr->tclass = tclass_high ? FI_TC_LOW_LATENCY : FI_TC_BULK_DATA;
+		r = gmf_ep(&f->g, ei, NULL, 0, &f->ep[i], &what);
+		fi_freeinfo(ei);
+	}
+	if (f->ep[i])
+		f->n_ep = i + 1;
+	return check(r, what);
 }
 
 int pp_fab_open(struct pp_fab *f, const struct pp_opts *o, int n_ep, int tclass_high, int ctrl_fd)
 {
+	struct fi_info *info;
+	const char *what = NULL;
+
 	memset(f, 0, sizeof(*f));
 	f->wait = o->wait;
 	f->verbose = o->verbose;
 	f->timeout_s = o->timeout_s;
 	f->ctrl_fd = -1;
-	if (get_info(f, o, ctrl_fd))
+	if (get_info(&info, o, ctrl_fd))
 		return -1;
-	f->inject_size = f->info->tx_attr->inject_size;
+	f->inject_size = info->tx_attr->inject_size;
 
 	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED,
 	                             .wait_obj = o->wait ? FI_WAIT_UNSPEC : FI_WAIT_NONE};
-	struct fi_av_attr av_attr = {.type = f->info->domain_attr->av_type, .count = 4};
-	if (check(fi_fabric(f->info->fabric_attr, &f->fabric, NULL), "fi_fabric") ||
-	    check(fi_domain(f->fabric, f->info, &f->domain, NULL), "fi_domain") ||
-	    check(fi_cq_open(f->domain, &cq_attr, &f->cq, NULL), "fi_cq_open") ||
-	    check(fi_av_open(f->domain, &av_attr, &f->av, NULL), "fi_av_open"))
+	struct fi_av_attr av_attr = {.type = FI_AV_UNSPEC, .count = 4};
+	if (check(gmf_open(&f->g, info, NULL, &cq_attr, &av_attr, &what), what))
 		return -1;
 	/* The second endpoint carries the bulk background: always low priority. */
 	for (int i = 0; i < n_ep; i++)
@@ -194,15 +195,7 @@ void pp_fab_close(struct pp_fab *f)
 {
 	for (int i = 0; i < f->n_ep; i++)
 		fi_close(&f->ep[i]->fid);
-	if (f->av)
-		fi_close(&f->av->fid);
-	if (f->cq)
-		fi_close(&f->cq->fid);
-	if (f->domain)
-		fi_close(&f->domain->fid);
-	if (f->fabric)
-		fi_close(&f->fabric->fid);
-	fi_freeinfo(f->info);
+	gmf_close(&f->g);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -240,9 +233,9 @@ int pp_fab_insert_peer(struct pp_fab *f, const void *buf, uint32_t len)
 			char str[128];
 			size_t sl = sizeof(str);
 			fprintf(stderr, "peer endpoint %d: %s\n", i,
-			        fi_av_straddr(f->av, p + off + 4, str, &sl));
+			        fi_av_straddr(f->g.av, p + off + 4, str, &sl));
 		}
-		int r = fi_av_insert(f->av, p + off + 4, 1, &f->peer[i], 0, NULL);
+		int r = fi_av_insert(f->g.av, p + off + 4, 1, &f->peer[i], 0, NULL);
 		if (r != 1) {
 			pp_err("fi_av_insert of the peer's endpoint %d: %s", i,
 			       fi_strerror(r < 0 ? -r : FI_EINVAL));
@@ -260,7 +253,7 @@ static int handle_error(struct pp_fab *f)
 {
 	struct fi_cq_err_entry e = {0};
 	char buf[256];
-	if (fi_cq_readerr(f->cq, &e, 0) < 0)
+	if (fi_cq_readerr(f->g.cq, &e, 0) < 0)
 		return 0;
 	struct pp_op *op = e.op_context;
 	if (e.err == FI_ECANCELED && op) {
@@ -269,7 +262,7 @@ static int handle_error(struct pp_fab *f)
 		return 0;
 	}
 	pp_err("completion error: %s (provider says: %s)%s", fi_strerror(e.err),
-	       fi_cq_strerror(f->cq, e.prov_errno, e.err_data, buf, sizeof(buf)),
+	       fi_cq_strerror(f->g.cq, e.prov_errno, e.err_data, buf, sizeof(buf)),
 	       e.err == FI_ETRUNC ? ": a message was longer than the posted buffer" : "");
 	return -1;
 }
@@ -277,8 +270,8 @@ static int handle_error(struct pp_fab *f)
 static int read_cq(struct pp_fab *f, int timeout_ms)
 {
 	struct fi_cq_tagged_entry e[16];
-	ssize_t n = f->wait && timeout_ms ? fi_cq_sread(f->cq, e, 16, NULL, timeout_ms)
-	                                  : fi_cq_read(f->cq, e, 16);
+	ssize_t n = f->wait && timeout_ms ? fi_cq_sread(f->g.cq, e, 16, NULL, timeout_ms)
+	                                  : fi_cq_read(f->g.cq, e, 16);
 	if (n == -FI_EAGAIN || n == -FI_ETIMEDOUT)
 		return 0;
 	if (n == -FI_EAVAIL)

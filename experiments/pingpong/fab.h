@@ -3,6 +3,7 @@
 #ifndef PP_FAB_H
 #define PP_FAB_H
 
+#include "gmf.h"
 #include "pp.h"
 
 #define PP_MAX_EP   2
@@ -18,11 +19,7 @@ struct pp_op {
 };
 
 struct pp_fab {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_cq *cq;
-	struct fid_av *av;
+	struct gmf g; /* info, fabric, domain, CQ, AV */
 	struct fid_ep *ep[PP_MAX_EP];
 	fi_addr_t peer[PP_MAX_EP];
 	int n_ep;

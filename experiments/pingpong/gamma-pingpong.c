@@ -145,7 +145,7 @@ static int run(struct pp_opts *o, struct pp_fab *f, int *fdp)
 	if (!r)
 		r = pp_connect_warmup(&b);
 	if (!r && !o->server) {
-		struct fi_info *i = f->info;
+		struct fi_info *i = f->g.info;
 		pp_report_note(o->csv,
 		               "gamma-pingpong: provider %s, domain %s, tclass %s, inject %zu B, "
 		               "reps %u, iters %u, warmup %u, %s",

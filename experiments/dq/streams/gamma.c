@@ -14,6 +14,7 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include "gmf.h"
 #include "sn.h"
 
 #define CTRL_SIZE 64 /* ACK, END, END_ACK: a bare header */
@@ -33,18 +34,13 @@ struct op {
 
 struct gs {
 	const struct sn_opts *o;
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_cq *cq;
-	struct fid_av *av;
+	struct gmf f; /* info, fabric, domain (maybe another gs's), CQ, AV */
 	struct fid_ep *ep;
 	fi_addr_t peer[SN_MAX_PEERS];
 	struct op *recv;
 	int n_recv;
 	struct op ctrl[SN_MAX_PEERS * 2];
 	double deadline;
-	bool shared; /* fabric and domain belong to another struct gs */
 	const char *name;
 	/* Called on every turn of a wait: drives an in-process bulk stream. */
 	int (*pump)(void *arg);
@@ -126,7 +122,7 @@ static int insert_peer(struct gs *g, int i)
 		sn_err("%s holds no address", path);
 		return -1;
 	}
-	int r = fi_av_insert(g->av, name, 1, &g->peer[i], 0, NULL);
+	int r = fi_av_insert(g->f.av, name, 1, &g->peer[i], 0, NULL);
 	if (r != 1)
 		return fab_err("fi_av_insert", r < 0 ? r : -FI_EINVAL);
 	return 0;
@@ -143,7 +139,7 @@ static int post_recv(struct gs *g, struct op *op)
 		if (r != -FI_EAGAIN)
 			return fab_err("fi_recv", (int)r);
 		struct fi_cq_msg_entry e;
-		(void)fi_cq_read(g->cq, &e, 0); /* progress only */
+		(void)fi_cq_read(g->f.cq, &e, 0); /* progress only */
 	}
 }
 
@@ -170,7 +166,8 @@ static int gs_open(struct gs *g, const struct sn_opts *o, bool high, const char 
 	hints->fabric_attr->prov_name = strdup("gamma");
 	/* The whole point: the class of every frame this endpoint sends. */
 	hints->tx_attr->tclass = high ? FI_TC_LOW_LATENCY : FI_TC_BULK_DATA;
-	r = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &g->info);
+	struct fi_info *info;
+	r = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &info);
 	fi_freeinfo(hints);
 	if (r) {
 		sn_err(
@@ -181,26 +178,12 @@ static int gs_open(struct gs *g, const struct sn_opts *o, bool high, const char 
 	}
 	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_MSG,
 	                             .wait_obj = o->poll ? FI_WAIT_NONE : FI_WAIT_UNSPEC};
-	struct fi_av_attr av_attr = {.type = g->info->domain_attr->av_type, .count = SN_MAX_PEERS};
-	if (dom) {
-		/* One domain = one gm_net: the provider's own double queue sees both. */
-		g->shared = true;
-		g->fabric = dom->fabric;
-		g->domain = dom->domain;
-	} else if ((r = fi_fabric(g->info->fabric_attr, &g->fabric, NULL))) {
-		return fab_err("fi_fabric", r);
-	} else if ((r = fi_domain(g->fabric, g->info, &g->domain, NULL))) {
-		return fab_err("fi_domain", r);
-	}
-	if ((r = fi_cq_open(g->domain, &cq_attr, &g->cq, NULL)))
-		return fab_err("fi_cq_open", r);
-	if ((r = fi_av_open(g->domain, &av_attr, &g->av, NULL)))
-		return fab_err("fi_av_open", r);
-	if ((r = fi_endpoint(g->domain, g->info, &g->ep, NULL)))
-		return fab_err("fi_endpoint", r);
-	if ((r = fi_ep_bind(g->ep, &g->cq->fid, FI_TRANSMIT | FI_RECV)) ||
-	    (r = fi_ep_bind(g->ep, &g->av->fid, 0)) || (r = fi_enable(g->ep)))
-		return fab_err("endpoint set-up", r);
+	struct fi_av_attr av_attr = {.type = FI_AV_UNSPEC, .count = SN_MAX_PEERS};
+	const char *what = NULL;
+	/* dom: one domain = one gm_net, so the provider's own double queue sees both. */
+	if ((r = gmf_open(&g->f, info, dom ? &dom->f : NULL, &cq_attr, &av_attr, &what)) ||
+	    (r = gmf_ep(&g->f, NULL, NULL, 0, &g->ep, &what)))
+		return fab_err(what, r);
 	g->recv = calloc((size_t)n_recv, sizeof(*g->recv));
 	if (!g->recv)
 		return -1;
@@ -231,15 +214,7 @@ static void gs_close(struct gs *g)
 {
 	if (g->ep)
 		fi_close(&g->ep->fid);
-	if (g->av)
-		fi_close(&g->av->fid);
-	if (g->cq)
-		fi_close(&g->cq->fid);
-	if (g->domain && !g->shared)
-		fi_close(&g->domain->fid);
-	if (g->fabric && !g->shared)
-		fi_close(&g->fabric->fid);
-	fi_freeinfo(g->info);
+	gmf_close(&g->f);
 	for (int i = 0; i < g->n_recv; i++)
 		free(g->recv[i].buf);
 	free(g->recv);
@@ -252,7 +227,8 @@ static int gs_poll(struct gs *g, int timeout_ms)
 {
 	struct fi_cq_msg_entry e[16];
 	bool block = !g->o->poll && !g->pump && timeout_ms > 0;
-	ssize_t n = block ? fi_cq_sread(g->cq, e, 16, NULL, timeout_ms) : fi_cq_read(g->cq, e, 16);
+	ssize_t n =
+	    block ? fi_cq_sread(g->f.cq, e, 16, NULL, timeout_ms) : fi_cq_read(g->f.cq, e, 16);
 
 	if (g->pump && g->pump(g->pump_arg))
 		return -1;
@@ -261,10 +237,10 @@ static int gs_poll(struct gs *g, int timeout_ms)
 	if (n == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = {0};
 		char buf[256];
-		if (fi_cq_readerr(g->cq, &err, 0) < 0)
+		if (fi_cq_readerr(g->f.cq, &err, 0) < 0)
 			return 0;
 		sn_err("completion error: %s (%s)%s", fi_strerror(err.err),
-		       fi_cq_strerror(g->cq, err.prov_errno, err.err_data, buf, sizeof(buf)),
+		       fi_cq_strerror(g->f.cq, err.prov_errno, err.err_data, buf, sizeof(buf)),
 		       err.err == FI_ETRUNC ? ": a message longer than the receive buffer" : "");
 		return -1;
 	}
