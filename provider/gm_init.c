@@ -118,7 +118,7 @@ static void gm_params_define(void)
 	                "once matched (default: 65536)");
 	fi_param_define(&gm_prov, "rawd", FI_PARAM_STRING,
 	                "Helper that opens the raw packet sockets when this process lacks "
-	                "CAP_NET_RAW (tools/gamma-rawd; default: " GM_RAWD_DEFAULT "; none: "
+	                "CAP_NET_RAW (gamma-rawd; default: " GM_RAWD_DEFAULT "; none: "
 	                "never use it)");
 	fi_param_define(&gm_prov, "ooo_max", FI_PARAM_INT,
 	                "Out-of-order frames held for reordering, all peers of an interface "

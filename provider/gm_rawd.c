@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * gamma-rawd client (see gm_rawd.h and tools/gamma-rawd/README.md).
+ * gamma-rawd client (see gm_rawd.h and rawd/README.md).
  *
  * posix_spawn, not fork: MPI processes are multi-threaded and may have
  * gigabytes mapped.  The child gets the socket as standard input; the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Client of tools/gamma-rawd: when this process may not open AF_PACKET
+ * Client of gamma-rawd (rawd/): when this process may not open AF_PACKET
  * sockets, the setcap'd helper opens them on an interface its
  * configuration allows and passes them back over a socketpair.
  */

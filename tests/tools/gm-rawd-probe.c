@@ -3,7 +3,7 @@
  * What the holder of gamma-rawd's sockets can and cannot do.  Run as an
  * unprivileged user with FI_GAMMA_RAWD naming a setcap'd helper whose
  * configuration allows interface A (not B); A and B are the two ends of a
- * veth pair.  Every claim of tools/gamma-rawd/README.md is checked with
+ * veth pair.  Every claim of rawd/README.md is checked with
  * real frames, each frame tagged so that a receipt names its frame:
  *
  *   cannot: replace or detach the receive filter; receive another
