@@ -244,7 +244,7 @@ int gm_rel_create(const struct gm_rel_cfg *cfg, const struct gm_rel_link *link, 
 		rel->ooo_max = rel->cap > cfg->window ? rel->cap - cfg->window : 0;
 	rel->ooo_peer_max =
 	    cfg->ooo_peer_max && cfg->ooo_peer_max < cfg->window ? cfg->ooo_peer_max : cfg->window;
-	rel->peer_max = cfg->peer_max ? cfg->peer_max : GM_REL_PEER_MAX_DEFAULT;
+	rel->peer_max = cfg->peer_max ? cfg->peer_max : GM_DEFAULT_PEER_MAX;
 	/* Backoff cap: keep several retries inside the peer timeout. */
 	rel->rto_cap_us = cfg->rto_us * 64;
 	if (rel->rto_cap_us > cfg->peer_timeout_ms * 1000u / 4)
