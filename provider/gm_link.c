@@ -469,7 +469,7 @@ int gm_link_rx(struct gm_link *l, gm_link_rx_fn fn, void *ctx, unsigned max)
 			struct tpacket2_hdr *h = slot(l, (l->rx_head + i) % l->frame_nr);
 			const uint8_t *f = (const uint8_t *)h + h->tp_mac;
 			size_t len = h->tp_snaplen;
-			int low = len > ETH_HLEN + 2 && (f[ETH_HLEN + 2] & GM_F_LOW);
+			int low = gm_frame_is_low(f, len);
 
 			if (low == pass)
 				fn(ctx, f, len);
