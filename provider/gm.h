@@ -46,6 +46,7 @@ struct gm_params {
 	int ooo_max, ooo_peer_max, peer_max; /* 0: gm_rel.h defaults */
 	bool require_auth;
 	bool stats;
+	const char *rawd; /* FI_GAMMA_RAWD, else the installed helper; "": none */
 	size_t ux_max, ux_peer_max, ux_unknown_max; /* unexpected-message caps, bytes */
 	int ux_unknown;         /* enum gm_unknown_policy: FI_GAMMA_UX_UNKNOWN */
 	int ux_unknown_hold_ms; /* how long a held message waits for its source */
@@ -61,6 +62,8 @@ struct gm_params {
 enum gm_unknown_policy { GM_UNKNOWN_AUTO, GM_UNKNOWN_HOLD, GM_UNKNOWN_DELIVER };
 #define GM_ADDR_HELD ((fi_addr_t)-2)
 extern struct gm_params gm_params;
+/* The net core's log hook (gm_log.h): into libfabric's log, as this provider. */
+extern const struct gm_log gm_fi_log;
 
 /* Limits advertised in fi_info. */
 #define GM_IOV_LIMIT    4

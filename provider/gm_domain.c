@@ -240,6 +240,9 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 	    .ooo_max = (unsigned)gm_params.ooo_max,
 	    .ooo_peer_max = (unsigned)gm_params.ooo_peer_max,
 	    .peer_max = (unsigned)gm_params.peer_max,
+	    .stats = gm_params.stats,
+	    .rawd = gm_params.rawd,
+	    .log = gm_fi_log,
 	};
 	struct gm_domain *dom;
 	int ret;

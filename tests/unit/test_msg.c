@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "gm.h"
+#include "gm_defaults.h"
 #include "gm_rel.h"
 
 #define MTU       1500
@@ -33,12 +34,12 @@
 /* ---- what gm_msg.c needs from the rest of the provider ---- */
 
 struct fi_provider gm_prov = {.name = "gamma"};
-/* The provider's defaults (gm_init.c) for what gm_msg.c reads. */
+/* The provider's defaults (gm_defaults.h) for what gm_msg.c reads. */
 struct gm_params gm_params = {.rndv_threshold = RNDV,
-                              .ux_max = 256u << 20,
-                              .ux_peer_max = 64u << 20,
-                              .ux_unknown_max = 1u << 20,
-                              .ux_unknown_hold_ms = 10000};
+                              .ux_max = GM_DEFAULT_UX_MAX,
+                              .ux_peer_max = GM_DEFAULT_UX_PEER_MAX,
+                              .ux_unknown_max = GM_DEFAULT_UX_UNKNOWN_MAX,
+                              .ux_unknown_hold_ms = GM_DEFAULT_UX_UNKNOWN_HOLD_MS};
 
 size_t gm_net_max_body(const struct gm_net *net)
 {

@@ -109,7 +109,7 @@ static int open_trusted(const char *path, char *err, size_t errlen)
 	if (!realpath(path, real)) {
 		snprintf(err, errlen,
 		         "gamma-rawd: cannot read config %s: %s (create it: see "
-		         "tools/gamma-rawd/README.md)",
+		         "rawd/README.md)",
 		         path, strerror(errno));
 		return -1;
 	}

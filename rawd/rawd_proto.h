@@ -10,7 +10,7 @@
  *             socket, low-class transmit socket (in that order)
  *   or:       "error: TEXT"  (no descriptors; TEXT says what to fix)
  *
- * This header is shared by tools/gamma-rawd and provider/gm_rawd.c.
+ * This header is shared by gamma-rawd (rawd/) and provider/gm_rawd.c.
  */
 #ifndef RAWD_PROTO_H
 #define RAWD_PROTO_H

@@ -202,7 +202,7 @@ int main(int argc, char **argv)
 		    stderr,
 		    "usage: gamma-rawd --check IFNAME [ETHERTYPE]\n"
 		    "  Otherwise gamma-rawd is run by the gamma provider, with a SOCK_SEQPACKET\n"
-		    "  socket as standard input; see tools/gamma-rawd/README.md.\n"
+		    "  socket as standard input; see rawd/README.md.\n"
 		    "  Configuration: %s (root may name another with GAMMA_RAWD_CONF).\n",
 		    RAWD_CONF_DEFAULT);
 		return 2;
