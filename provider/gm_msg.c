@@ -22,34 +22,47 @@
  * each finishes without the application's help, so the wait is bounded.
  *
  * A send completes once its data is buffered (see tx_maybe_complete).
- * Everything here runs under the domain lock.
+ * Everything here runs under the caller's lock (gm_msg.h).
  */
-#include "gm.h"
+#include "gm_msg.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+
+#define MSG_WARN(m, ...) FI_WARN((m)->cfg.prov, FI_LOG_EP_DATA, __VA_ARGS__)
 
 /* Largest medium message accepted unexpected; beyond, senders use RTS. */
 #define GM_MAX_UNEXPECTED_MEDIUM (16u << 20)
 
-static bool want_completion(bool selective, uint64_t flags)
+static uint64_t now_ms(const struct gm_msg *m)
 {
-	return !selective || (flags & FI_COMPLETION);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return m->up->now_ms(m->up_ctx);
 }
 
 /* ---- connections ---- */
 
-struct gm_conn *gm_conn_of_peer(struct gm_ep *ep, struct gm_peer *peer)
+void gm_msg_init(struct gm_msg *m, const struct gm_msg_cfg *cfg, const struct gm_msg_upcalls *up,
+                 void *up_ctx)
+{
+	*m = (struct gm_msg){.up = up, .up_ctx = up_ctx, .cfg = *cfg};
+	m->min_multi_recv = 64;
+	m->next_recv_id = 1;
+	for (int i = 0; i < 2; i++) {
+		gm_list_init(&m->posted[i]);
+		gm_list_init(&m->unexpected[i]);
+	}
+	gm_list_init(&m->rndv_rx);
+	gm_list_init(&m->conn_list);
+	gm_list_init(&m->tx_pending);
+	gm_list_init(&m->tx_live);
+}
+
+static struct gm_conn *conn_of_peer(struct gm_msg *m, struct gm_peer *peer)
 {
 	struct gm_conn *conn = gm_peer_ctx(peer);
 
@@ -58,37 +71,69 @@ struct gm_conn *gm_conn_of_peer(struct gm_ep *ep, struct gm_peer *peer)
 	conn = calloc(1, sizeof(*conn));
 	if (!conn)
 		return NULL;
-	conn->ep = ep;
+	conn->msg = m;
 	conn->peer = peer;
 	conn->fi_addr = FI_ADDR_NOTAVAIL;
 	gm_list_init(&conn->tx_queue);
 	gm_list_init(&conn->cts_wait);
 	gm_list_init(&conn->pend_entry);
 	gm_list_init(&conn->rx_parked);
-	gm_list_add_tail(&ep->conn_list, &conn->ep_entry);
+	gm_list_add_tail(&m->conn_list, &conn->msg_entry);
 	gm_peer_set_ctx(peer, conn);
+	return conn;
+}
+
+struct gm_conn *gm_msg_conn(struct gm_msg *m, fi_addr_t fi_addr)
+{
+	const struct gm_addr *addr;
+	struct gm_peer *peer;
+	struct gm_conn *conn;
+
+	if (fi_addr < m->conns_cap && m->conns[fi_addr])
+		return m->conns[fi_addr];
+	if (!(addr = m->up->av_addr(m->up_ctx, fi_addr)))
+		return NULL;
+	if (fi_addr >= m->conns_cap) {
+		size_t cap = m->conns_cap ? m->conns_cap : 64;
+		while (cap <= fi_addr)
+			cap *= 2;
+		struct gm_conn **c = realloc(m->conns, cap * sizeof(*c));
+		if (!c)
+			return NULL;
+		memset(c + m->conns_cap, 0, (cap - m->conns_cap) * sizeof(*c));
+		m->conns = c;
+		m->conns_cap = cap;
+	}
+	peer = gm_peer_get(m->port, addr);
+	if (!peer)
+		return NULL;
+	conn = conn_of_peer(m, peer);
+	if (!conn)
+		return NULL;
+	conn->fi_addr = fi_addr;
+	m->conns[fi_addr] = conn;
 	return conn;
 }
 
 /* The sender's fi_addr for completions and directed receives. */
 static fi_addr_t conn_src(struct gm_conn *conn)
 {
-	struct gm_ep *ep = conn->ep;
+	struct gm_msg *m = conn->msg;
 
-	if (conn->fi_addr == FI_ADDR_NOTAVAIL && ep->av) {
-		fi_addr_t a = gm_av_find(ep->av, gm_peer_addr(conn->peer));
-		if (a != FI_ADDR_NOTAVAIL && gm_ep_conn(ep, a) == conn)
+	if (conn->fi_addr == FI_ADDR_NOTAVAIL) {
+		fi_addr_t a = m->up->av_find(m->up_ctx, gm_peer_addr(conn->peer));
+		if (a != FI_ADDR_NOTAVAIL && gm_msg_conn(m, a) == conn)
 			conn->fi_addr = a;
 	}
 	return conn->fi_addr;
 }
 
-/* FI_GAMMA_UX_UNKNOWN (see gm.h): whether messages from outside the AV are held. */
-static bool hold_unknown(const struct gm_ep *ep)
+/* FI_GAMMA_UX_UNKNOWN (see gm_msg.h): whether messages from outside the AV are held. */
+static bool hold_unknown(const struct gm_msg *m)
 {
-	if (gm_params.ux_unknown != GM_UNKNOWN_AUTO)
-		return gm_params.ux_unknown == GM_UNKNOWN_HOLD;
-	return gm_port_key(ep->port) != 0;
+	if (m->cfg.ux_unknown != GM_UNKNOWN_AUTO)
+		return m->cfg.ux_unknown == GM_UNKNOWN_HOLD;
+	return gm_port_key(m->port) != 0;
 }
 
 /* The source a new message from conn matches by: GM_ADDR_HELD if held. */
@@ -96,7 +141,7 @@ static fi_addr_t msg_src(struct gm_conn *conn)
 {
 	fi_addr_t src = conn_src(conn);
 
-	return src == FI_ADDR_NOTAVAIL && hold_unknown(conn->ep) ? GM_ADDR_HELD : src;
+	return src == FI_ADDR_NOTAVAIL && hold_unknown(conn->msg) ? GM_ADDR_HELD : src;
 }
 
 /* From a source not (yet) in the AV: held, or delivered with FI_ADDR_NOTAVAIL. */
@@ -109,23 +154,20 @@ static bool ux_unknown(const struct gm_ux *ux)
 
 static void tx_report(struct gm_tx *tx)
 {
-	struct gm_ep *ep = tx->ep;
-	uint64_t cflags = tx->flags & (FI_SEND | FI_MSG | FI_TAGGED);
+	struct gm_msg *m = tx->msg;
+	struct gm_msg_cqe e = {
+	    .context = tx->context,
+	    .flags = tx->flags & (FI_SEND | FI_MSG | FI_TAGGED),
+	    .src = FI_ADDR_NOTAVAIL,
+	    .err = tx->err,
+	};
 
 	tx->reported = true;
 	if (tx->internal)
 		return;
-	if (tx->err) {
-		if (ep->tx_cq)
-			gm_cq_write_err(ep->tx_cq, tx->context, cflags, 0, NULL, 0, tx->tag, 0,
-			                tx->err);
-		gm_cntr_inc_err(ep->send_cntr);
-		return;
-	}
-	if (ep->tx_cq && !(tx->flags & GM_TX_SILENT) &&
-	    want_completion(ep->tx_selective, tx->flags))
-		gm_cq_write(ep->tx_cq, tx->context, cflags, 0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
-	gm_cntr_inc(ep->send_cntr);
+	if (tx->err)
+		e.tag = tx->tag;
+	m->up->done(m->up_ctx, GM_MSG_TX, tx->flags, &e);
 }
 
 /*
@@ -151,32 +193,10 @@ static void tx_maybe_complete(struct gm_tx *tx)
 	}
 }
 
-static size_t iov_slice(const struct iovec *iov, size_t cnt, uint64_t off, size_t len,
-                        struct iovec *out)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < cnt && len; i++) {
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		size_t l = iov[i].iov_len - off;
-		if (l > len)
-			l = len;
-		out[n].iov_base = (char *)iov[i].iov_base + off;
-		out[n].iov_len = l;
-		n++;
-		len -= l;
-		off = 0;
-	}
-	return n;
-}
-
 static void conn_mark_pending(struct gm_conn *conn)
 {
 	if (gm_list_empty(&conn->pend_entry))
-		gm_list_add_tail(&conn->ep->tx_pending, &conn->pend_entry);
+		gm_list_add_tail(&conn->msg->tx_pending, &conn->pend_entry);
 }
 
 /* Hand one frame of tx to the net.  Returns 0, -FI_EAGAIN or -FI_EIO. */
@@ -201,14 +221,14 @@ static int tx_send_one(struct gm_tx *tx, size_t max_body)
 	if (chunk > tx->limit - tx->off)
 		chunk = tx->limit - tx->off;
 	if (chunk)
-		niov = iov_slice(tx->iov, tx->iov_count, tx->off, chunk, iov);
+		niov = gm_iov_slice(tx->iov, tx->iov_count, tx->off, chunk, iov);
 	/* The header precedes the payload, so the message CRC is a pass of its own. */
 	for (size_t i = 0; i < niov; i++)
 		mcrc = gm_crc32c(mcrc, iov[i].iov_base, iov[i].iov_len);
 	if (type == GM_FT_CTS) {
 		memcpy(thdr, tx->inject_buf, thlen);
 	} else if (!tx->first_sent) {
-		struct gm_msg_hdr m = {
+		struct gm_msg_hdr h = {
 		    .msg_id = tx->msg_id,
 		    .mflags = ((tx->flags & FI_TAGGED) ? GM_M_TAGGED : 0) |
 		              ((tx->flags & FI_REMOTE_CQ_DATA) ? GM_M_DATA : 0),
@@ -217,7 +237,7 @@ static int tx_send_one(struct gm_tx *tx, size_t max_body)
 		    .msg_len = tx->len,
 		    .mcrc = mcrc,
 		};
-		gm_msg_hdr_encode(thdr, &m);
+		gm_msg_hdr_encode(thdr, &h);
 	} else {
 		struct gm_frag_hdr f = {
 		    .msg_id = tx->state == GM_TX_PULLED ? tx->recv_id : tx->msg_id,
@@ -239,7 +259,7 @@ static int tx_send_one(struct gm_tx *tx, size_t max_body)
 /* Push queued frames of one conn into the net until its window is full. */
 static void conn_push(struct gm_conn *conn)
 {
-	size_t max_body = gm_net_max_body(conn->ep->dom->net);
+	size_t max_body = conn->msg->cfg.max_body;
 	struct gm_list *pos, *tmp;
 
 	gm_list_for_each_safe(&conn->tx_queue, pos, tmp)
@@ -283,7 +303,7 @@ static void conn_queue(struct gm_conn *conn, struct gm_tx *tx)
 		conn_push(conn);
 }
 
-ssize_t gm_msg_send(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_addr_t dest,
+ssize_t gm_msg_send(struct gm_msg *m, const struct iovec *iov, size_t count, fi_addr_t dest,
                     uint64_t tag, uint64_t data, void *context, uint64_t flags)
 {
 	struct gm_conn *conn;
@@ -291,12 +311,10 @@ ssize_t gm_msg_send(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 	uint64_t len = gm_iov_len(iov, count);
 	size_t max_body;
 
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	conn = gm_ep_conn(ep, dest);
+	conn = gm_msg_conn(m, dest);
 	if (!conn) {
-		GM_WARN(FI_LOG_EP_DATA, "send to fi_addr %lu: not in the address vector\n",
-		        (unsigned long)dest);
+		MSG_WARN(m, "send to fi_addr %lu: not in the address vector\n",
+		         (unsigned long)dest);
 		return -FI_EINVAL;
 	}
 	if ((flags & FI_INJECT) && len > GM_INJECT_SIZE)
@@ -307,7 +325,7 @@ ssize_t gm_msg_send(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 	if (!tx)
 		return -FI_EAGAIN;
 	*tx = (struct gm_tx){
-	    .ep = ep,
+	    .msg = m,
 	    .conn = conn,
 	    .context = context,
 	    .flags = flags,
@@ -319,7 +337,7 @@ ssize_t gm_msg_send(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 	    .state = GM_TX_QUEUED,
 	};
 	gm_list_init(&tx->entry);
-	gm_list_add_tail(&ep->tx_live, &tx->live_entry);
+	gm_list_add_tail(&m->tx_live, &tx->live_entry);
 	if (flags & FI_INJECT) {
 		gm_iov_copy_from(iov, count, 0, tx->inject_buf, len);
 		tx->iov[0] = (struct iovec){.iov_base = tx->inject_buf, .iov_len = len};
@@ -328,10 +346,10 @@ ssize_t gm_msg_send(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 		memcpy(tx->iov, iov, count * sizeof(*iov));
 		tx->iov_count = count;
 	}
-	max_body = gm_net_max_body(conn->ep->dom->net);
+	max_body = conn->msg->cfg.max_body;
 	if (sizeof(struct gm_msg_hdr) + len <= max_body)
 		tx->first_type = GM_FT_EAGER;
-	else if (len < gm_params.rndv_threshold && len <= GM_MAX_UNEXPECTED_MEDIUM)
+	else if (len < m->cfg.rndv_threshold && len <= GM_MAX_UNEXPECTED_MEDIUM)
 		tx->first_type = GM_FT_START;
 	else {
 		tx->first_type = GM_FT_RTS;
@@ -348,35 +366,35 @@ static int send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_
 
 	if (!tx)
 		return -FI_ENOMEM;
-	tx->ep = conn->ep;
+	tx->msg = conn->msg;
 	tx->conn = conn;
 	tx->internal = true;
 	tx->first_type = type;
 	tx->state = GM_TX_QUEUED;
 	memcpy(tx->inject_buf, thdr, len);
 	gm_list_init(&tx->entry);
-	gm_list_add_tail(&conn->ep->tx_live, &tx->live_entry);
+	gm_list_add_tail(&conn->msg->tx_live, &tx->live_entry);
 	conn_queue(conn, tx);
 	return 0;
 }
 
-static void ux_resolve_sources(struct gm_ep *ep);
+static void ux_resolve_sources(struct gm_msg *m);
 
 /* Held messages wait for the AV to change, or for their time to run out. */
-static bool ux_resolve_due(const struct gm_ep *ep)
+static bool ux_resolve_due(const struct gm_msg *m)
 {
-	return ep->ux_unresolved &&
-	       ((ep->av && ep->av->gen != ep->av_seen) || now_ms() >= ep->held_expiry_ms);
+	return m->ux_unresolved &&
+	       (m->up->av_gen(m->up_ctx) != m->av_seen || now_ms(m) >= m->held_expiry_ms);
 }
 
-void gm_msg_progress_ep(struct gm_ep *ep)
+void gm_msg_progress(struct gm_msg *m)
 {
 	struct gm_list *pos, *tmp;
 
-	gm_list_for_each_safe(&ep->tx_pending, pos, tmp)
+	gm_list_for_each_safe(&m->tx_pending, pos, tmp)
 	    conn_push(gm_list_entry(pos, struct gm_conn, pend_entry));
-	if (ux_resolve_due(ep))
-		ux_resolve_sources(ep);
+	if (ux_resolve_due(m))
+		ux_resolve_sources(m);
 }
 
 /* ---- receive side ---- */
@@ -385,7 +403,7 @@ static void rx_free(struct gm_rx *rx);
 
 static void rx_report(struct gm_rx *rx, int err)
 {
-	struct gm_ep *ep = rx->ep;
+	struct gm_msg *m = rx->msg;
 	uint64_t cflags = rx->flags & (FI_RECV | FI_MSG | FI_TAGGED);
 	struct gm_rx *parent = rx->multi_parent;
 	void *buf = parent ? rx->iov[0].iov_base : NULL;
@@ -398,17 +416,16 @@ static void rx_report(struct gm_rx *rx, int err)
 	}
 	if (!err && rx->msg_len > rx->recv_len)
 		err = FI_ETRUNC;
-	if (err) {
-		if (ep->rx_cq)
-			gm_cq_write_err(ep->rx_cq, rx->context, cflags, rx->recv_len, buf,
-			                rx->rdata, rx->rtag, rx->msg_len - rx->recv_len, err);
-		gm_cntr_inc_err(ep->recv_cntr);
-	} else {
-		if (ep->rx_cq && want_completion(ep->rx_selective, rx->flags))
-			gm_cq_write(ep->rx_cq, rx->context, cflags, rx->recv_len, buf, rx->rdata,
-			            rx->rtag, rx->rsrc);
-		gm_cntr_inc(ep->recv_cntr);
-	}
+	m->up->done(m->up_ctx, GM_MSG_RX, rx->flags,
+	            &(struct gm_msg_cqe){.context = rx->context,
+	                                 .flags = cflags,
+	                                 .len = rx->recv_len,
+	                                 .buf = buf,
+	                                 .data = rx->rdata,
+	                                 .tag = rx->rtag,
+	                                 .src = err ? FI_ADDR_NOTAVAIL : rx->rsrc,
+	                                 .olen = err ? rx->msg_len - rx->recv_len : 0,
+	                                 .err = err});
 	rx_free(rx);
 }
 
@@ -467,7 +484,7 @@ static struct gm_rx *rx_take(struct gm_rx *rx, uint64_t msg_len)
 		return NULL;
 	uint64_t left = rx->len - rx->multi_off;
 	uint64_t take = msg_len < left ? msg_len : left;
-	s->ep = rx->ep;
+	s->msg = rx->msg;
 	s->context = rx->context;
 	s->flags = rx->flags;
 	s->src = rx->src;
@@ -479,7 +496,7 @@ static struct gm_rx *rx_take(struct gm_rx *rx, uint64_t msg_len)
 	gm_list_init(&s->entry);
 	rx->multi_off += take;
 	rx->multi_refs++;
-	if (rx->len - rx->multi_off < rx->ep->min_multi_recv) {
+	if (rx->len - rx->multi_off < rx->msg->min_multi_recv) {
 		gm_list_del(&rx->entry);
 		rx->multi_retired = true;
 	}
@@ -487,12 +504,12 @@ static struct gm_rx *rx_take(struct gm_rx *rx, uint64_t msg_len)
 }
 
 /* A frame's mcrc disagreed with the bytes it brought: the message fails. */
-static void msg_corrupt(struct gm_ep *ep, struct gm_conn *conn, uint64_t offset)
+static void msg_corrupt(struct gm_msg *m, struct gm_conn *conn, uint64_t offset)
 {
-	GM_WARN(FI_LOG_EP_DATA,
-	        "message from fi_addr %ld failed its CRC at offset %lu: completed with FI_EIO\n",
-	        (long)conn->fi_addr, (unsigned long)offset);
-	gm_net_count_bad_msg(ep->dom->net);
+	MSG_WARN(m,
+	         "message from fi_addr %ld failed its CRC at offset %lu: completed with FI_EIO\n",
+	         (long)conn->fi_addr, (unsigned long)offset);
+	m->up->corrupt(m->up_ctx);
 }
 
 /*
@@ -513,7 +530,7 @@ static bool rx_place(struct gm_rx *rx, uint64_t off, const uint8_t *data, size_t
 		crc = gm_crc32c(crc, data + n, dlen - n);
 	if (crc != want) {
 		rx->corrupt = true;
-		msg_corrupt(rx->ep, rx->conn, off);
+		msg_corrupt(rx->msg, rx->conn, off);
 		return false;
 	}
 	rx->mcrc = crc;
@@ -528,22 +545,22 @@ static bool ux_place(struct gm_ux *ux, uint64_t off, const uint8_t *data, size_t
 
 	if (crc != want) {
 		ux->err = FI_EIO;
-		msg_corrupt(ux->conn->ep, ux->conn, off);
+		msg_corrupt(ux->conn->msg, ux->conn, off);
 		return false;
 	}
 	ux->mcrc = crc;
 	return true;
 }
 
-static void rx_bind_msg(struct gm_rx *rx, struct gm_conn *conn, const struct gm_msg_hdr *m)
+static void rx_bind_msg(struct gm_rx *rx, struct gm_conn *conn, const struct gm_msg_hdr *h)
 {
 	rx->conn = conn;
 	rx->match_seq = conn->rx_matched++;
-	rx->msg_len = m->msg_len;
-	rx->recv_len = m->msg_len < rx->len ? m->msg_len : rx->len;
-	rx->rtag = m->tag;
-	rx->rdata = m->data;
-	rx->has_data = m->mflags & GM_M_DATA;
+	rx->msg_len = h->msg_len;
+	rx->recv_len = h->msg_len < rx->len ? h->msg_len : rx->len;
+	rx->rtag = h->tag;
+	rx->rdata = h->data;
+	rx->has_data = h->mflags & GM_M_DATA;
 	rx->rsrc = conn_src(conn);
 	rx->got = 0;
 	rx->mcrc = 0;
@@ -554,7 +571,7 @@ static void rx_bind_msg(struct gm_rx *rx, struct gm_conn *conn, const struct gm_
 static void rx_pull(struct gm_rx *rx, uint32_t msg_id)
 {
 	struct gm_cts_hdr c = {
-	    .msg_id = msg_id, .recv_id = rx->ep->next_recv_id++, .len = rx->recv_len};
+	    .msg_id = msg_id, .recv_id = rx->msg->next_recv_id++, .len = rx->recv_len};
 	uint8_t buf[sizeof(c)];
 
 	rx->id = c.recv_id;
@@ -565,7 +582,7 @@ static void rx_pull(struct gm_rx *rx, uint32_t msg_id)
 		rx_complete(rx, 0);
 		return;
 	}
-	gm_list_add_tail(&rx->ep->rndv_rx, &rx->rndv_entry);
+	gm_list_add_tail(&rx->msg->rndv_rx, &rx->rndv_entry);
 	gm_peer_await(rx->conn->peer);
 	gm_cts_hdr_encode(buf, &c);
 	if (send_ctrl(rx->conn, GM_FT_CTS, buf, sizeof(buf))) {
@@ -584,22 +601,22 @@ static void rx_pull(struct gm_rx *rx, uint32_t msg_id)
 static bool ux_charge(struct gm_ux *ux, size_t n)
 {
 	struct gm_conn *conn = ux->conn;
-	struct gm_ep *ep = conn->ep;
+	struct gm_msg *m = conn->msg;
 
 	if (ux_unknown(ux)) {
-		if (ep->unknown_bytes + n > gm_params.ux_unknown_max)
+		if (m->unknown_bytes + n > m->cfg.ux_unknown_max)
 			return false;
-		ep->unknown_bytes += n;
-		if (ep->unknown_bytes > ep->st.unknown_peak)
-			ep->st.unknown_peak = ep->unknown_bytes;
+		m->unknown_bytes += n;
+		if (m->unknown_bytes > m->st.unknown_peak)
+			m->st.unknown_peak = m->unknown_bytes;
 	} else {
-		if (!ux->bound && (conn->ux_bytes + n > gm_params.ux_peer_max ||
-		                   ep->ux_bytes + n > gm_params.ux_max))
+		if (!ux->bound &&
+		    (conn->ux_bytes + n > m->cfg.ux_peer_max || m->ux_bytes + n > m->cfg.ux_max))
 			return false;
 		conn->ux_bytes += n;
-		ep->ux_bytes += n;
-		if (ep->ux_bytes > ep->st.ux_peak)
-			ep->st.ux_peak = ep->ux_bytes;
+		m->ux_bytes += n;
+		if (m->ux_bytes > m->st.ux_peak)
+			m->st.ux_peak = m->ux_bytes;
 	}
 	ux->charged += n;
 	return true;
@@ -608,9 +625,9 @@ static bool ux_charge(struct gm_ux *ux, size_t n)
 static void ux_uncharge(struct gm_ux *ux, size_t n)
 {
 	if (ux_unknown(ux)) {
-		ux->conn->ep->unknown_bytes -= n;
+		ux->conn->msg->unknown_bytes -= n;
 	} else {
-		ux->conn->ep->ux_bytes -= n;
+		ux->conn->msg->ux_bytes -= n;
 		ux->conn->ux_bytes -= n;
 	}
 	ux->charged -= n;
@@ -641,7 +658,7 @@ static bool ux_reserve(struct gm_ux *ux, uint64_t len)
 static void ux_free(struct gm_ux *ux)
 {
 	if (ux_unknown(ux))
-		ux->conn->ep->ux_unresolved--;
+		ux->conn->msg->ux_unresolved--;
 	ux_uncharge(ux, ux->charged);
 	free(ux->buf);
 	free(ux);
@@ -650,16 +667,16 @@ static void ux_free(struct gm_ux *ux)
 /* Drop an unexpected message over a cap (or held too long), counting it. */
 static void ux_drop(struct gm_ux *ux)
 {
-	struct gm_ep *ep = ux->conn->ep;
+	struct gm_msg *m = ux->conn->msg;
 
 	if (ux_unknown(ux)) {
-		ep->st.unknown_dropped++;
+		m->st.unknown_dropped++;
 	} else {
-		ep->st.ux_dropped++;
-		GM_WARN(FI_LOG_EP_DATA,
-		        "unexpected message of %lu bytes from fi_addr %lu dropped: over "
-		        "FI_GAMMA_UX_MAX or FI_GAMMA_UX_PEER_MAX\n",
-		        (unsigned long)ux->msg_len, (unsigned long)ux->src);
+		m->st.ux_dropped++;
+		MSG_WARN(m,
+		         "unexpected message of %lu bytes from fi_addr %lu dropped: over "
+		         "FI_GAMMA_UX_MAX or FI_GAMMA_UX_PEER_MAX\n",
+		         (unsigned long)ux->msg_len, (unsigned long)ux->src);
 	}
 	if (ux->conn->rx_cur == ux)
 		ux->conn->rx_cur = NULL;
@@ -669,13 +686,13 @@ static void ux_drop(struct gm_ux *ux)
 /* Give a complete unexpected message (or an RTS) to a receive. */
 static void ux_deliver(struct gm_ux *ux, struct gm_rx *rx)
 {
-	struct gm_msg_hdr m = {.msg_id = ux->msg_id,
+	struct gm_msg_hdr h = {.msg_id = ux->msg_id,
 	                       .mflags = ux->mflags,
 	                       .tag = ux->tag,
 	                       .data = ux->data,
 	                       .msg_len = ux->msg_len};
 
-	rx_bind_msg(rx, ux->conn, &m);
+	rx_bind_msg(rx, ux->conn, &h);
 	rx->rsrc = ux->src != FI_ADDR_NOTAVAIL ? ux->src : conn_src(ux->conn);
 	gm_list_del(&ux->entry);
 	if (ux->rts) {
@@ -689,7 +706,7 @@ static void ux_deliver(struct gm_ux *ux, struct gm_rx *rx)
 		/* Still arriving: the FRAG handler finishes it. */
 		ux->bound = rx;
 		gm_peer_await(ux->conn->peer);
-		gm_list_add_tail(&rx->ep->unexpected[(ux->mflags & GM_M_TAGGED) ? 1 : 0],
+		gm_list_add_tail(&rx->msg->unexpected[(ux->mflags & GM_M_TAGGED) ? 1 : 0],
 		                 &ux->entry);
 		return;
 	}
@@ -714,24 +731,24 @@ static void ux_discard(struct gm_ux *ux)
 }
 
 /* A held message's sender is now in the AV: it meets the receives posted meanwhile. */
-static void ux_release(struct gm_ep *ep, struct gm_ux *ux, fi_addr_t src)
+static void ux_release(struct gm_msg *m, struct gm_ux *ux, fi_addr_t src)
 {
 	int q = (ux->mflags & GM_M_TAGGED) ? 1 : 0;
 	size_t n = ux->charged;
 	struct gm_rx *rx;
 
 	ux_uncharge(ux, n);
-	ep->ux_unresolved--;
+	m->ux_unresolved--;
 	ux->src = src;
 	ux->conn->ux_bytes += n; /* already held: moved over, even past the caps */
-	ep->ux_bytes += n;
+	m->ux_bytes += n;
 	ux->charged = n;
-	if (ep->ux_bytes > ep->st.ux_peak)
-		ep->st.ux_peak = ep->ux_bytes;
-	ep->st.unknown_released++;
+	if (m->ux_bytes > m->st.ux_peak)
+		m->st.ux_peak = m->ux_bytes;
+	m->st.unknown_released++;
 	if (ux->bound || ux->claimed)
 		return; /* not held: a receive has it already */
-	rx = gm_match_posted(&ep->posted[q], src, q ? ux->tag : 0);
+	rx = gm_match_posted(&m->posted[q], src, q ? ux->tag : 0);
 	if (rx && (rx = rx_take(rx, ux->msg_len)))
 		ux_deliver(ux, rx);
 }
@@ -744,14 +761,14 @@ static void ux_release(struct gm_ep *ep, struct gm_ux *ux, fi_addr_t src)
  * source, dropped after FI_GAMMA_UX_UNKNOWN_HOLD ms.  Unheld ones (policy
  * deliver) only learn their source, so that directed receives match them.
  */
-static void ux_resolve_sources(struct gm_ep *ep)
+static void ux_resolve_sources(struct gm_msg *m)
 {
-	uint64_t now = now_ms(), hold = (uint64_t)gm_params.ux_unknown_hold_ms, next = UINT64_MAX;
+	uint64_t now = now_ms(m), hold = (uint64_t)m->cfg.ux_unknown_hold_ms, next = UINT64_MAX;
 	struct gm_list *pos, *tmp;
 
-	ep->av_seen = ep->av ? ep->av->gen : 0;
-	for (int q = 0; q < 2 && ep->ux_unresolved; q++) {
-		gm_list_for_each_safe(&ep->unexpected[q], pos, tmp)
+	m->av_seen = m->up->av_gen(m->up_ctx);
+	for (int q = 0; q < 2 && m->ux_unresolved; q++) {
+		gm_list_for_each_safe(&m->unexpected[q], pos, tmp)
 		{
 			struct gm_ux *ux = gm_list_entry(pos, struct gm_ux, entry);
 			fi_addr_t src;
@@ -759,7 +776,7 @@ static void ux_resolve_sources(struct gm_ep *ep)
 			if (!ux_unknown(ux))
 				continue;
 			if ((src = conn_src(ux->conn)) != FI_ADDR_NOTAVAIL) {
-				ux_release(ep, ux, src);
+				ux_release(m, ux, src);
 			} else if (ux->src != GM_ADDR_HELD) {
 				continue;
 			} else if (now - ux->held_ms >= hold) {
@@ -770,25 +787,33 @@ static void ux_resolve_sources(struct gm_ep *ep)
 			}
 		}
 	}
-	ep->held_expiry_ms = next;
+	m->held_expiry_ms = next;
 }
 
-static int recv_peek(struct gm_ep *ep, int q, fi_addr_t src, uint64_t tag, uint64_t ignore,
+static int recv_peek(struct gm_msg *m, int q, fi_addr_t src, uint64_t tag, uint64_t ignore,
                      void *context, uint64_t flags)
 {
-	struct gm_ux *ux = gm_match_unexpected(&ep->unexpected[q], src, tag, ignore, NULL, false);
+	struct gm_ux *ux = gm_match_unexpected(&m->unexpected[q], src, tag, ignore, NULL, false);
 	uint64_t cflags = (flags & (FI_MSG | FI_TAGGED)) | FI_RECV;
 
 	if (!ux) {
-		if (ep->rx_cq)
-			gm_cq_write_err(ep->rx_cq, context, cflags, 0, NULL, 0, tag, 0, FI_ENOMSG);
+		m->up->report(m->up_ctx, &(struct gm_msg_cqe){.context = context,
+		                                              .flags = cflags,
+		                                              .tag = tag,
+		                                              .src = FI_ADDR_NOTAVAIL,
+		                                              .err = FI_ENOMSG});
 		return 0;
 	}
 	if (ux->mflags & GM_M_DATA)
 		cflags |= FI_REMOTE_CQ_DATA;
-	if (ep->rx_cq)
-		gm_cq_write(ep->rx_cq, context, cflags, ux->msg_len, NULL, ux->data, ux->tag,
-		            ux->src != FI_ADDR_NOTAVAIL ? ux->src : conn_src(ux->conn));
+	m->up->report(m->up_ctx, &(struct gm_msg_cqe){.context = context,
+	                                              .flags = cflags,
+	                                              .len = ux->msg_len,
+	                                              .data = ux->data,
+	                                              .tag = ux->tag,
+	                                              .src = ux->src != FI_ADDR_NOTAVAIL
+	                                                         ? ux->src
+	                                                         : conn_src(ux->conn)});
 	if (flags & FI_DISCARD)
 		ux_discard(ux);
 	else if (flags & FI_CLAIM) {
@@ -799,39 +824,37 @@ static int recv_peek(struct gm_ep *ep, int q, fi_addr_t src, uint64_t tag, uint6
 }
 
 /* A receive directed at a peer that stopped answering could wait forever. */
-static bool src_failed(struct gm_ep *ep, fi_addr_t src)
+static bool src_failed(struct gm_msg *m, fi_addr_t src)
 {
 	struct gm_conn *conn;
 
-	if (src == FI_ADDR_UNSPEC || src >= ep->conns_cap || !(conn = ep->conns[src]))
+	if (src == FI_ADDR_UNSPEC || src >= m->conns_cap || !(conn = m->conns[src]))
 		return false;
 	return gm_peer_failed(conn->peer);
 }
 
-ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_addr_t src,
+ssize_t gm_msg_recv(struct gm_msg *m, const struct iovec *iov, size_t count, fi_addr_t src,
                     uint64_t tag, uint64_t ignore, void *context, uint64_t flags)
 {
 	int q = (flags & FI_TAGGED) ? 1 : 0;
 	struct gm_ux *ux;
 	struct gm_rx *rx;
 
-	if (!(ep->info->caps & FI_DIRECTED_RECV))
-		src = FI_ADDR_UNSPEC;
 	if (!q) {
 		tag = 0;
 		ignore = 0;
 	}
-	if (ux_resolve_due(ep))
-		ux_resolve_sources(ep);
+	if (ux_resolve_due(m))
+		ux_resolve_sources(m);
 	if (flags & FI_PEEK)
-		return recv_peek(ep, q, src, tag, ignore, context, flags);
+		return recv_peek(m, q, src, tag, ignore, context, flags);
 	if ((flags & FI_MULTI_RECV) && (q || count != 1))
 		return -FI_EINVAL;
 
 	rx = calloc(1, sizeof(*rx));
 	if (!rx)
 		return -FI_EAGAIN;
-	rx->ep = ep;
+	rx->msg = m;
 	rx->context = context;
 	rx->flags = flags;
 	rx->src = src;
@@ -844,7 +867,7 @@ ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 	gm_list_init(&rx->rndv_entry);
 
 	if (flags & FI_CLAIM) {
-		ux = gm_match_unexpected(&ep->unexpected[q], src, tag, ignore, context, true);
+		ux = gm_match_unexpected(&m->unexpected[q], src, tag, ignore, context, true);
 		if (!ux) {
 			free(rx);
 			return -FI_EINVAL;
@@ -860,23 +883,23 @@ ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 	}
 
 	if (!(flags & FI_MULTI_RECV)) {
-		ux = gm_match_unexpected(&ep->unexpected[q], src, tag, ignore, NULL, false);
+		ux = gm_match_unexpected(&m->unexpected[q], src, tag, ignore, NULL, false);
 		if (ux) {
 			ux_deliver(ux, rx);
 			return 0;
 		}
-		if (src_failed(ep, src)) {
+		if (src_failed(m, src)) {
 			rx_complete(rx, FI_EIO);
 			return 0;
 		}
-		struct gm_conn *conn = src == FI_ADDR_UNSPEC ? NULL : gm_ep_conn(ep, src);
+		struct gm_conn *conn = src == FI_ADDR_UNSPEC ? NULL : gm_msg_conn(m, src);
 		if (conn)
 			gm_peer_await(conn->peer);
 	} else {
-		gm_list_add_tail(&ep->posted[q], &rx->entry);
+		gm_list_add_tail(&m->posted[q], &rx->entry);
 		/* Drain whatever unexpected messages fit. */
 		while (!rx->multi_retired &&
-		       (ux = gm_match_unexpected(&ep->unexpected[0], src, 0, 0, NULL, false))) {
+		       (ux = gm_match_unexpected(&m->unexpected[0], src, 0, 0, NULL, false))) {
 			struct gm_rx *s = rx_take(rx, ux->msg_len);
 			if (!s)
 				break;
@@ -884,24 +907,27 @@ ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_
 		}
 		return 0;
 	}
-	gm_list_add_tail(&ep->posted[q], &rx->entry);
+	gm_list_add_tail(&m->posted[q], &rx->entry);
 	return 0;
 }
 
-int gm_msg_cancel(struct gm_ep *ep, void *context)
+int gm_msg_cancel(struct gm_msg *m, void *context)
 {
 	for (int q = 0; q < 2; q++) {
 		struct gm_list *pos, *tmp;
-		gm_list_for_each_safe(&ep->posted[q], pos, tmp)
+		gm_list_for_each_safe(&m->posted[q], pos, tmp)
 		{
 			struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, entry);
 			if (rx->context != context)
 				continue;
 			gm_list_del(&rx->entry);
-			if (ep->rx_cq)
-				gm_cq_write_err(ep->rx_cq, context,
-				                rx->flags & (FI_RECV | FI_MSG | FI_TAGGED), 0, NULL,
-				                0, rx->tag, 0, FI_ECANCELED);
+			m->up->report(m->up_ctx,
+			              &(struct gm_msg_cqe){.context = context,
+			                                   .flags = rx->flags &
+			                                            (FI_RECV | FI_MSG | FI_TAGGED),
+			                                   .tag = rx->tag,
+			                                   .src = FI_ADDR_NOTAVAIL,
+			                                   .err = FI_ECANCELED});
 			if (rx->multi_refs)
 				rx->multi_retired = true; /* freed by its last slice */
 			else
@@ -915,9 +941,9 @@ int gm_msg_cancel(struct gm_ep *ep, void *context)
 /* ---- frame handlers ---- */
 
 /* A new unexpected message with its first dlen bytes to come; NULL: dropped. */
-static struct gm_ux *ux_new(struct gm_conn *conn, const struct gm_msg_hdr *m, bool rts, size_t dlen)
+static struct gm_ux *ux_new(struct gm_conn *conn, const struct gm_msg_hdr *h, bool rts, size_t dlen)
 {
-	struct gm_ep *ep = conn->ep;
+	struct gm_msg *m = conn->msg;
 	struct gm_ux *ux = calloc(1, sizeof(*ux));
 
 	if (!ux)
@@ -925,18 +951,18 @@ static struct gm_ux *ux_new(struct gm_conn *conn, const struct gm_msg_hdr *m, bo
 	ux->conn = conn;
 	ux->src = msg_src(conn);
 	if (ux_unknown(ux))
-		ep->ux_unresolved++;
+		m->ux_unresolved++;
 	if (ux->src == GM_ADDR_HELD) {
-		ux->held_ms = now_ms();
-		if (ux->held_ms + gm_params.ux_unknown_hold_ms < ep->held_expiry_ms)
-			ep->held_expiry_ms = ux->held_ms + gm_params.ux_unknown_hold_ms;
-		ep->st.unknown_held++;
+		ux->held_ms = now_ms(m);
+		if (ux->held_ms + m->cfg.ux_unknown_hold_ms < m->held_expiry_ms)
+			m->held_expiry_ms = ux->held_ms + m->cfg.ux_unknown_hold_ms;
+		m->st.unknown_held++;
 	}
-	ux->tag = m->tag;
-	ux->data = m->data;
-	ux->msg_len = m->msg_len;
-	ux->mflags = m->mflags;
-	ux->msg_id = m->msg_id;
+	ux->tag = h->tag;
+	ux->data = h->data;
+	ux->msg_len = h->msg_len;
+	ux->mflags = h->mflags;
+	ux->msg_id = h->msg_id;
 	ux->rts = rts;
 	gm_list_init(&ux->entry);
 	if (!ux_charge(ux, sizeof(*ux)) || !ux_reserve(ux, dlen)) {
@@ -946,13 +972,13 @@ static struct gm_ux *ux_new(struct gm_conn *conn, const struct gm_msg_hdr *m, bo
 	return ux;
 }
 
-static struct gm_rx *match_posted(struct gm_ep *ep, struct gm_conn *conn,
-                                  const struct gm_msg_hdr *m)
+static struct gm_rx *match_posted(struct gm_msg *m, struct gm_conn *conn,
+                                  const struct gm_msg_hdr *h)
 {
-	int q = (m->mflags & GM_M_TAGGED) ? 1 : 0;
-	struct gm_rx *rx = gm_match_posted(&ep->posted[q], msg_src(conn), q ? m->tag : 0);
+	int q = (h->mflags & GM_M_TAGGED) ? 1 : 0;
+	struct gm_rx *rx = gm_match_posted(&m->posted[q], msg_src(conn), q ? h->tag : 0);
 
-	return rx ? rx_take(rx, m->msg_len) : NULL;
+	return rx ? rx_take(rx, h->msg_len) : NULL;
 }
 
 /* Abandon the medium message being reassembled from conn, failing its receive. */
@@ -972,82 +998,82 @@ static void conn_drop_partial(struct gm_conn *conn, int err)
 	}
 }
 
-static void on_msg_first(struct gm_ep *ep, struct gm_conn *conn, uint8_t type, const void *body,
+static void on_msg_first(struct gm_msg *m, struct gm_conn *conn, uint8_t type, const void *body,
                          size_t len)
 {
-	struct gm_msg_hdr m;
-	const uint8_t *data = (const uint8_t *)body + sizeof(m);
-	size_t dlen = len - sizeof(m);
+	struct gm_msg_hdr h;
+	const uint8_t *data = (const uint8_t *)body + sizeof(h);
+	size_t dlen = len - sizeof(h);
 	struct gm_rx *rx;
 
-	gm_msg_hdr_decode(body, &m);
-	if ((type == GM_FT_EAGER && dlen != m.msg_len) ||
-	    (type == GM_FT_START && (dlen > m.msg_len || m.msg_len > GM_MAX_UNEXPECTED_MEDIUM)) ||
+	gm_msg_hdr_decode(body, &h);
+	if ((type == GM_FT_EAGER && dlen != h.msg_len) ||
+	    (type == GM_FT_START && (dlen > h.msg_len || h.msg_len > GM_MAX_UNEXPECTED_MEDIUM)) ||
 	    (type == GM_FT_RTS && dlen != 0)) {
-		GM_WARN(FI_LOG_EP_DATA, "dropping malformed frame type %u (len %zu, msg_len %lu)\n",
-		        type, dlen, (unsigned long)m.msg_len);
+		MSG_WARN(m, "dropping malformed frame type %u (len %zu, msg_len %lu)\n", type, dlen,
+		         (unsigned long)h.msg_len);
 		return;
 	}
-	if (ep->ux_unresolved && conn->fi_addr == FI_ADDR_NOTAVAIL &&
+	if (m->ux_unresolved && conn->fi_addr == FI_ADDR_NOTAVAIL &&
 	    conn_src(conn) != FI_ADDR_NOTAVAIL)
-		ux_resolve_sources(ep); /* its held messages come first */
+		ux_resolve_sources(m); /* its held messages come first */
 	if (conn->rx_cur || conn->rx_cur_rx) {
 		/*
 		 * A sender never interleaves messages, so the one in progress
 		 * is cut short: fail it rather than leave its receive hanging.
 		 */
-		GM_WARN(FI_LOG_EP_DATA, "message %u started before message %u ended: dropped\n",
-		        m.msg_id, conn->rx_cur_id);
+		MSG_WARN(m, "message %u started before message %u ended: dropped\n", h.msg_id,
+		         conn->rx_cur_id);
 		conn_drop_partial(conn, FI_EIO);
 	}
-	rx = match_posted(ep, conn, &m);
+	rx = match_posted(m, conn, &h);
 	if (rx) {
-		rx_bind_msg(rx, conn, &m);
+		rx_bind_msg(rx, conn, &h);
 		if (type == GM_FT_RTS) {
-			rx_pull(rx, m.msg_id);
+			rx_pull(rx, h.msg_id);
 			return;
 		}
-		rx_place(rx, 0, data, dlen, m.mcrc);
+		rx_place(rx, 0, data, dlen, h.mcrc);
 		rx->got = dlen;
 		if (type == GM_FT_EAGER || rx->got == rx->msg_len) {
 			rx_complete(rx, rx->corrupt ? FI_EIO : 0);
 		} else {
 			conn->rx_cur_rx = rx;
 			conn->rx_cur = NULL;
-			conn->rx_cur_id = m.msg_id;
+			conn->rx_cur_id = h.msg_id;
 			gm_peer_await(conn->peer);
 		}
 		return;
 	}
-	struct gm_ux *ux = ux_new(conn, &m, type == GM_FT_RTS, dlen);
+	struct gm_ux *ux = ux_new(conn, &h, type == GM_FT_RTS, dlen);
 	if (!ux)
 		return;
-	ux_place(ux, 0, data, dlen, m.mcrc);
+	ux_place(ux, 0, data, dlen, h.mcrc);
 	ux->have = dlen;
 	if (type == GM_FT_START && ux->have < ux->msg_len) {
 		conn->rx_cur = ux;
 		conn->rx_cur_rx = NULL;
-		conn->rx_cur_id = m.msg_id;
+		conn->rx_cur_id = h.msg_id;
 	}
-	gm_list_add_tail(&ep->unexpected[(m.mflags & GM_M_TAGGED) ? 1 : 0], &ux->entry);
+	gm_list_add_tail(&m->unexpected[(h.mflags & GM_M_TAGGED) ? 1 : 0], &ux->entry);
 }
 
-static void on_eager(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len)
+static void on_eager(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len)
 {
-	on_msg_first(ep, conn, GM_FT_EAGER, body, len);
+	on_msg_first(m, conn, GM_FT_EAGER, body, len);
 }
 
-static void on_start(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len)
+static void on_start(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len)
 {
-	on_msg_first(ep, conn, GM_FT_START, body, len);
+	on_msg_first(m, conn, GM_FT_START, body, len);
 }
 
-static void on_rts(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len)
+static void on_rts(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len)
 {
-	on_msg_first(ep, conn, GM_FT_RTS, body, len);
+	on_msg_first(m, conn, GM_FT_RTS, body, len);
 }
 
-static void on_frag(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len)
+static void on_frag(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len)
 {
 	struct gm_frag_hdr f;
 	const uint8_t *data = (const uint8_t *)body + sizeof(f);
@@ -1055,13 +1081,13 @@ static void on_frag(struct gm_ep *ep, struct gm_conn *conn, const void *body, si
 
 	gm_frag_hdr_decode(body, &f);
 	if (f.msg_id != conn->rx_cur_id || (!conn->rx_cur && !conn->rx_cur_rx)) {
-		GM_WARN(FI_LOG_EP_DATA, "dropping fragment of unknown message %u\n", f.msg_id);
+		MSG_WARN(m, "dropping fragment of unknown message %u\n", f.msg_id);
 		return;
 	}
 	if (conn->rx_cur_rx) {
 		struct gm_rx *rx = conn->rx_cur_rx;
 		if (f.offset != rx->got || f.offset + dlen > rx->msg_len) {
-			GM_WARN(FI_LOG_EP_DATA, "dropping out-of-place fragment\n");
+			MSG_WARN(m, "dropping out-of-place fragment\n");
 			return;
 		}
 		if (!rx->corrupt)
@@ -1075,7 +1101,7 @@ static void on_frag(struct gm_ep *ep, struct gm_conn *conn, const void *body, si
 	}
 	struct gm_ux *ux = conn->rx_cur;
 	if (f.offset != ux->have || f.offset + dlen > ux->msg_len) {
-		GM_WARN(FI_LOG_EP_DATA, "dropping out-of-place fragment\n");
+		MSG_WARN(m, "dropping out-of-place fragment\n");
 		return;
 	}
 	if (!ux_reserve(ux, f.offset + dlen)) {
@@ -1103,7 +1129,7 @@ static void on_frag(struct gm_ep *ep, struct gm_conn *conn, const void *body, si
 	}
 }
 
-static void on_cts(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len)
+static void on_cts(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len)
 {
 	struct gm_cts_hdr c;
 	struct gm_list *pos, *tmp;
@@ -1128,10 +1154,10 @@ static void on_cts(struct gm_ep *ep, struct gm_conn *conn, const void *body, siz
 		conn_queue(conn, tx);
 		return;
 	}
-	GM_WARN(FI_LOG_EP_DATA, "dropping CTS for unknown message %u\n", c.msg_id);
+	MSG_WARN(m, "dropping CTS for unknown message %u\n", c.msg_id);
 }
 
-static void on_rdata(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len)
+static void on_rdata(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len)
 {
 	struct gm_frag_hdr f;
 	const uint8_t *data = (const uint8_t *)body + sizeof(f);
@@ -1139,13 +1165,13 @@ static void on_rdata(struct gm_ep *ep, struct gm_conn *conn, const void *body, s
 	struct gm_list *pos, *tmp;
 
 	gm_frag_hdr_decode(body, &f);
-	gm_list_for_each_safe(&ep->rndv_rx, pos, tmp)
+	gm_list_for_each_safe(&m->rndv_rx, pos, tmp)
 	{
 		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
 		if (rx->id != f.msg_id || rx->conn != conn)
 			continue;
 		if (f.offset != rx->got || f.offset + dlen > rx->recv_len) {
-			GM_WARN(FI_LOG_EP_DATA, "dropping out-of-place rendezvous data\n");
+			MSG_WARN(m, "dropping out-of-place rendezvous data\n");
 			return;
 		}
 		if (!rx->corrupt)
@@ -1157,10 +1183,10 @@ static void on_rdata(struct gm_ep *ep, struct gm_conn *conn, const void *body, s
 		}
 		return;
 	}
-	GM_WARN(FI_LOG_EP_DATA, "dropping rendezvous data for unknown receive %u\n", f.msg_id);
+	MSG_WARN(m, "dropping rendezvous data for unknown receive %u\n", f.msg_id);
 }
 
-typedef void (*gm_handler_fn)(struct gm_ep *ep, struct gm_conn *conn, const void *body, size_t len);
+typedef void (*gm_handler_fn)(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len);
 
 static const gm_handler_fn gm_handlers[GM_FT_MAX] = {
     [GM_FT_EAGER] = on_eager, [GM_FT_START] = on_start, [GM_FT_FRAG] = on_frag,
@@ -1169,19 +1195,19 @@ static const gm_handler_fn gm_handlers[GM_FT_MAX] = {
 
 static void port_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
 {
-	struct gm_ep *ep = ctx;
-	struct gm_conn *conn = gm_conn_of_peer(ep, peer);
+	struct gm_msg *m = ctx;
+	struct gm_conn *conn = conn_of_peer(m, peer);
 	uint8_t type = f->hdr->type;
 
 	if (!conn) {
-		GM_WARN(FI_LOG_EP_DATA, "out of memory for a new peer: frame dropped\n");
+		MSG_WARN(m, "out of memory for a new peer: frame dropped\n");
 		return;
 	}
 	if (type >= GM_FT_MAX || !gm_handlers[type] || f->body_len < gm_wire_type_hlen(type)) {
-		GM_WARN(FI_LOG_EP_DATA, "dropping frame of unexpected type %u\n", type);
+		MSG_WARN(m, "dropping frame of unexpected type %u\n", type);
 		return;
 	}
-	gm_handlers[type](ep, conn, f->body, f->body_len);
+	gm_handlers[type](m, conn, f->body, f->body_len);
 }
 
 static void port_acked(void *ctx, struct gm_peer *peer, void *cookie)
@@ -1199,8 +1225,8 @@ static void port_failed_frame(void *ctx, struct gm_peer *peer, void *cookie, int
 	if (tx->reported && !tx->err && !tx->internal) {
 		/* Completed when buffered, lost now: the one trace left is the
 		 * send counter's error count (README, "Send completion"). */
-		tx->ep->st.sends_lost++;
-		gm_cntr_inc_err(tx->ep->send_cntr);
+		tx->msg->st.sends_lost++;
+		tx->msg->up->send_lost(tx->msg->up_ctx);
 	}
 	tx->err = err < 0 ? -err : err;
 	tx->unacked--;
@@ -1210,15 +1236,14 @@ static void port_failed_frame(void *ctx, struct gm_peer *peer, void *cookie, int
 /* Fail everything in flight with this peer. */
 static void port_peer_failed(void *ctx, struct gm_peer *peer, int err)
 {
-	struct gm_ep *ep = ctx;
+	struct gm_msg *m = ctx;
 	struct gm_conn *conn = gm_peer_ctx(peer);
 	struct gm_list *pos, *tmp;
 	int e = err < 0 ? -err : err;
 
 	if (!conn)
 		return;
-	GM_WARN(FI_LOG_EP_DATA, "peer fi_addr %ld failed: %s\n", (long)conn->fi_addr,
-	        fi_strerror(e));
+	MSG_WARN(m, "peer fi_addr %ld failed: %s\n", (long)conn->fi_addr, fi_strerror(e));
 	gm_list_for_each_safe(&conn->tx_queue, pos, tmp)
 	{
 		struct gm_tx *tx = gm_list_entry(pos, struct gm_tx, entry);
@@ -1236,7 +1261,7 @@ static void port_peer_failed(void *ctx, struct gm_peer *peer, int err)
 		tx->state = GM_TX_SENT;
 		tx_maybe_complete(tx);
 	}
-	gm_list_for_each_safe(&ep->rndv_rx, pos, tmp)
+	gm_list_for_each_safe(&m->rndv_rx, pos, tmp)
 	{
 		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
 		if (rx->conn != conn)
@@ -1252,7 +1277,7 @@ static void port_peer_failed(void *ctx, struct gm_peer *peer, int err)
 	if (src == FI_ADDR_NOTAVAIL)
 		return;
 	for (int q = 0; q < 2; q++) {
-		gm_list_for_each_safe(&ep->posted[q], pos, tmp)
+		gm_list_for_each_safe(&m->posted[q], pos, tmp)
 		{
 			struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, entry);
 			if (rx->src != src || (rx->flags & FI_MULTI_RECV))
@@ -1266,7 +1291,7 @@ static void port_peer_failed(void *ctx, struct gm_peer *peer, int err)
 /* Whether an operation waits on the peer (gm_peer_await): asked rarely, so it may search. */
 static bool port_awaited(void *ctx, struct gm_peer *peer)
 {
-	struct gm_ep *ep = ctx;
+	struct gm_msg *m = ctx;
 	struct gm_conn *conn = gm_peer_ctx(peer);
 	struct gm_list *pos, *tmp;
 
@@ -1275,7 +1300,7 @@ static bool port_awaited(void *ctx, struct gm_peer *peer)
 	if (!gm_list_empty(&conn->cts_wait) || conn->rx_cur_rx ||
 	    (conn->rx_cur && conn->rx_cur->bound))
 		return true;
-	gm_list_for_each_safe(&ep->rndv_rx, pos, tmp)
+	gm_list_for_each_safe(&m->rndv_rx, pos, tmp)
 	{
 		if (gm_list_entry(pos, struct gm_rx, rndv_entry)->conn == conn)
 			return true;
@@ -1283,7 +1308,7 @@ static bool port_awaited(void *ctx, struct gm_peer *peer)
 	if (conn->fi_addr == FI_ADDR_NOTAVAIL)
 		return false;
 	for (int q = 0; q < 2; q++) {
-		gm_list_for_each_safe(&ep->posted[q], pos, tmp)
+		gm_list_for_each_safe(&m->posted[q], pos, tmp)
 		{
 			if (gm_list_entry(pos, struct gm_rx, entry)->src == conn->fi_addr)
 				return true;
@@ -1310,32 +1335,32 @@ static void rx_close_free(struct gm_rx *rx)
 	free(rx);
 }
 
-/* The endpoint is closing: drop queued work without completions. */
-void gm_msg_ep_close(struct gm_ep *ep)
+void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
+{
+	fprintf(out,
+	        "gamma msg stats %s port %u: unknown-source messages held %lu released %lu "
+	        "dropped %lu (peak %zu B); unexpected dropped %lu (peak %zu B); sends lost "
+	        "%lu\n",
+	        ifname, m->port ? gm_port_num(m->port) : 0, (unsigned long)m->st.unknown_held,
+	        (unsigned long)m->st.unknown_released, (unsigned long)m->st.unknown_dropped,
+	        m->st.unknown_peak, (unsigned long)m->st.ux_dropped, m->st.ux_peak,
+	        (unsigned long)m->st.sends_lost);
+}
+
+void gm_msg_close(struct gm_msg *m)
 {
 	struct gm_list *pos, *tmp;
 
-	if (gm_params.stats)
-		fprintf(stderr,
-		        "gamma msg stats %s port %u: unknown-source messages held %lu released %lu "
-		        "dropped %lu (peak %zu B); unexpected dropped %lu (peak %zu B); sends lost "
-		        "%lu\n",
-		        ep->dom->ifname, ep->port ? gm_port_num(ep->port) : 0,
-		        (unsigned long)ep->st.unknown_held, (unsigned long)ep->st.unknown_released,
-		        (unsigned long)ep->st.unknown_dropped, ep->st.unknown_peak,
-		        (unsigned long)ep->st.ux_dropped, ep->st.ux_peak,
-		        (unsigned long)ep->st.sends_lost);
-
 	/* Slices first: they hold references on multi-recv buffers still posted. */
-	gm_list_for_each_safe(&ep->rndv_rx, pos, tmp)
+	gm_list_for_each_safe(&m->rndv_rx, pos, tmp)
 	{
 		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
 		gm_list_del(&rx->rndv_entry);
 		rx_close_free(rx);
 	}
-	gm_list_for_each_safe(&ep->conn_list, pos, tmp)
+	gm_list_for_each_safe(&m->conn_list, pos, tmp)
 	{
-		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, ep_entry);
+		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, msg_entry);
 		struct gm_list *p2, *t2;
 		if (conn->rx_cur_rx)
 			rx_close_free(conn->rx_cur_rx);
@@ -1347,7 +1372,7 @@ void gm_msg_ep_close(struct gm_ep *ep)
 		}
 	}
 	for (int q = 0; q < 2; q++) {
-		gm_list_for_each_safe(&ep->unexpected[q], pos, tmp)
+		gm_list_for_each_safe(&m->unexpected[q], pos, tmp)
 		{
 			struct gm_ux *ux = gm_list_entry(pos, struct gm_ux, entry);
 			gm_list_del(&ux->entry);
@@ -1357,7 +1382,7 @@ void gm_msg_ep_close(struct gm_ep *ep)
 		}
 	}
 	for (int q = 0; q < 2; q++) {
-		gm_list_for_each_safe(&ep->posted[q], pos, tmp)
+		gm_list_for_each_safe(&m->posted[q], pos, tmp)
 		{
 			struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, entry);
 			gm_list_del(&rx->entry);
@@ -1368,13 +1393,16 @@ void gm_msg_ep_close(struct gm_ep *ep)
 	 * Every send goes, also those whose frames the net still holds: the
 	 * port closes next and drops them without calling back.
 	 */
-	gm_list_for_each_safe(&ep->tx_live, pos, tmp)
+	gm_list_for_each_safe(&m->tx_live, pos, tmp)
 	    free(gm_list_entry(pos, struct gm_tx, live_entry));
-	gm_list_init(&ep->tx_live);
-	gm_list_for_each_safe(&ep->conn_list, pos, tmp)
+	gm_list_init(&m->tx_live);
+	gm_list_for_each_safe(&m->conn_list, pos, tmp)
 	{
-		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, ep_entry);
+		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, msg_entry);
 		gm_peer_set_ctx(conn->peer, NULL);
 		free(conn);
 	}
+	free(m->conns);
+	m->conns = NULL;
+	m->conns_cap = 0;
 }
