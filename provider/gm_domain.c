@@ -41,7 +41,7 @@ static int domain_progress(struct gm_domain *dom)
 	int n = gm_net_progress(dom->net);
 
 	gm_list_for_each_safe(&dom->eps, pos, tmp)
-	    gm_msg_progress_ep(gm_list_entry(pos, struct gm_ep, dom_entry));
+	    gm_msg_progress(&gm_list_entry(pos, struct gm_ep, dom_entry)->msg);
 	return n;
 }
 
