@@ -25,7 +25,7 @@ struct gm_params gm_params = {
     .dq = GM_DEFAULT_DQ,
     .low_share = GM_DEFAULT_LOW_SHARE,
     .default_class = GM_DEFAULT_CLASS,
-    .window = GM_DEFAULT_WINDOW,
+    .window = 0, /* gm_net_open: by the MTU */
     .rto_us = GM_DEFAULT_RTO_US,
     .peer_timeout_ms = GM_DEFAULT_PEER_TIMEOUT_MS,
     .ux_max = GM_DEFAULT_UX_MAX,
@@ -118,10 +118,10 @@ static void gm_params_define(void)
 	fi_param_define(&gm_prov, "default_class", FI_PARAM_STRING,
 	                "Traffic class of endpoints whose tclass is FI_TC_UNSPEC: high or low "
 	                "(default: high)");
-	fi_param_define(
-	    &gm_prov, "window", FI_PARAM_INT,
-	    "Frames in flight per peer before the sender waits for acks (default: " GM_STR(
-	        GM_DEFAULT_WINDOW) ")");
+	fi_param_define(&gm_prov, "window", FI_PARAM_INT,
+	                "Frames in flight per peer before the sender waits for acks "
+	                "(default: " GM_STR(GM_DEFAULT_WINDOW) ", at most " GM_STR(
+	                    GM_DEFAULT_WINDOW_BYTES) " bytes of them and half the receive ring)");
 	fi_param_define(&gm_prov, "rto", FI_PARAM_INT,
 	                "Retransmission timeout floor in microseconds; above it the timeout "
 	                "follows the measured round trip (default: " GM_STR(GM_DEFAULT_RTO_US) ")");

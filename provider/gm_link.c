@@ -337,6 +337,11 @@ void gm_link_mac(const struct gm_link *l, uint8_t mac[6])
 	memcpy(mac, l->mac, 6);
 }
 
+unsigned gm_link_ring_frames(const struct gm_link *l)
+{
+	return l->frame_nr;
+}
+
 size_t gm_link_mtu(const struct gm_link *l)
 {
 	return l->mtu;

@@ -34,6 +34,8 @@ int gm_link_open(const struct gm_link_cfg *cfg, struct gm_link **out);
 void gm_link_close(struct gm_link *l);
 void gm_link_mac(const struct gm_link *l, uint8_t mac[6]);
 size_t gm_link_mtu(const struct gm_link *l);
+/* Frames the receive ring holds. */
+unsigned gm_link_ring_frames(const struct gm_link *l);
 int gm_link_rx_fd(const struct gm_link *l);
 int gm_link_tx_fd(const struct gm_link *l, enum gm_class cls);
 

@@ -61,7 +61,7 @@ int gm_net_open(const struct gm_net_params *p, struct gm_net **out)
 {
 	struct gm_net *net;
 	uint16_t ethertype = p->ethertype ? p->ethertype : GM_ETHERTYPE_DEFAULT;
-	unsigned window = p->window ? p->window : GM_DEFAULT_WINDOW;
+	unsigned window = p->window;
 	struct gm_rel_cfg cfg;
 	struct gm_rel_link rl;
 	int rc;
@@ -77,13 +77,22 @@ int gm_net_open(const struct gm_net_params *p, struct gm_net **out)
 	        .ifname = p->ifname,
 	        .ethertype = ethertype,
 	        .rx_ring_kb = p->rx_ring_kb ? p->rx_ring_kb : GM_DEFAULT_RX_RING_KB,
-	        .min_frames = 2 * window,
+	        .min_frames = 2 * window, /* 0: as many as rx_ring_kb holds */
 	        .rawd = p->rawd,
 	        .log = p->log,
 	    },
 	    &net->link);
 	if (rc)
 		goto fail;
+	if (!window) {
+		size_t by_bytes = GM_DEFAULT_WINDOW_BYTES / gm_link_mtu(net->link);
+
+		window = by_bytes < GM_DEFAULT_WINDOW ? (unsigned)by_bytes : GM_DEFAULT_WINDOW;
+		if (window > gm_link_ring_frames(net->link) / 2)
+			window = gm_link_ring_frames(net->link) / 2;
+		if (!window)
+			window = 1;
+	}
 	cfg = (struct gm_rel_cfg){
 	    .ethertype = ethertype,
 	    .dq = p->dq,

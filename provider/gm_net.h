@@ -45,7 +45,9 @@ enum gm_class { GM_CLASS_HIGH = 0, GM_CLASS_LOW = 1 };
 
 /*
  * What a net is opened with.  A 0 in ethertype, window, rto_us,
- * peer_timeout_ms or rx_ring_kb takes the default (gm_defaults.h).
+ * peer_timeout_ms or rx_ring_kb takes the default (gm_defaults.h); a 0
+ * window is GM_DEFAULT_WINDOW frames but at most GM_DEFAULT_WINDOW_BYTES
+ * of them, and in any case at most half the receive ring.
  */
 struct gm_net_params {
 	const char *ifname;       /* FI_GAMMA_IFACE (one name) */
