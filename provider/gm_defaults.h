@@ -33,8 +33,14 @@
 #define GM_DEFAULT_PEER_MAX        4096
 
 /* The message protocol. */
-#define GM_DEFAULT_CLASS              GM_CLASS_HIGH /* gm_net.h */
-#define GM_DEFAULT_RNDV_THRESHOLD     65536
+#define GM_DEFAULT_CLASS GM_CLASS_HIGH /* gm_net.h */
+/*
+ * Above btl gamma's largest send (64 KiB and ob1's header), so that ob1's
+ * own rendezvous is not followed by ours; medium messages then go as one
+ * burst, without the RTS/CTS round trip (64 KiB half round trip at MTU
+ * 9000: 42.4 -> 35.5 us).
+ */
+#define GM_DEFAULT_RNDV_THRESHOLD     262144
 #define GM_DEFAULT_UX_MAX             268435456 /* 256 MiB */
 #define GM_DEFAULT_UX_PEER_MAX        67108864  /* 64 MiB */
 #define GM_DEFAULT_UX_UNKNOWN_MAX     1048576   /* 1 MiB */
