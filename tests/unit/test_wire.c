@@ -177,10 +177,11 @@ Test(wire, crc32c_known_vector)
 }
 
 /*
- * The fast path folds 64-byte rounds with carry-less multiplication and
- * finishes with the crc32 instruction: every length (each round, 16-byte
- * step and tail boundary), at several alignments and initial values, must
- * give the byte-at-a-time answer.
+ * The fast path runs three crc32 chains over blocks of 3 x 256, then
+ * 3 x 64 bytes, joins them with carry-less multiplies, and finishes with
+ * one chain: every length (each block, 8-byte step and tail boundary), at
+ * several alignments and initial values, must give the byte-at-a-time
+ * answer.
  */
 Test(wire, crc32c_folded_equals_reference)
 {
