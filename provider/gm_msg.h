@@ -222,6 +222,7 @@ struct gm_msg {
 	uint64_t held_expiry_ms;        /* the oldest held message's deadline */
 	struct gm_msg_stats st;
 	uint32_t next_recv_id;
+	const struct gm_rx_frame *rx_frame; /* the frame its handler is on, or NULL */
 };
 
 extern const struct gm_port_ops gm_msg_port_ops;

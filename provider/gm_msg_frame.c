@@ -158,5 +158,25 @@ void gm_msg_on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 		MSG_WARN(m, "dropping frame of unexpected type %u\n", type);
 		return;
 	}
+	m->rx_frame = f;
 	gm_handlers[type](m, conn, f->body, f->body_len);
+	m->rx_frame = NULL;
+}
+
+/*
+ * CRC-32C is linear in its seed: body = T | P, body_crc = crc(0, T | P) =
+ * crc(crc(0, T), P), so crc(seed, P) = body_crc ^ shift(seed ^ crc(0, T))
+ * (gm_crc32c_shift): the type header's bytes, not the payload's.
+ */
+bool gm_frame_payload_crc(const struct gm_msg *m, const uint8_t *data, size_t dlen, uint32_t seed,
+                          uint32_t *crc)
+{
+	const struct gm_rx_frame *f = m->rx_frame;
+	const uint8_t *body = f ? f->body : NULL;
+
+	if (!f || !f->crc_known || data < body || data + dlen != body + f->body_len)
+		return false;
+	*crc =
+	    f->body_crc ^ gm_crc32c_shift(seed ^ gm_crc32c(0, body, (size_t)(data - body)), dlen);
+	return true;
 }

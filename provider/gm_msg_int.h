@@ -49,6 +49,14 @@ int gm_send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_t le
 void gm_msg_on_acked(void *ctx, struct gm_peer *peer, void *cookie);
 void gm_msg_on_failed_frame(void *ctx, struct gm_peer *peer, void *cookie, int err);
 
+/*
+ * gm_msg_frame.c: the CRC of a payload that is the rest of the frame being
+ * handled (data, dlen), chained from seed, without reading it again when
+ * the frame's check computed its body's CRC (gm_rx_frame.crc_known).
+ */
+bool gm_frame_payload_crc(const struct gm_msg *m, const uint8_t *data, size_t dlen, uint32_t seed,
+                          uint32_t *crc);
+
 /* gm_msg_recv.c */
 void gm_rx_complete(struct gm_rx *rx, int err);
 struct gm_rx *gm_rx_take(struct gm_rx *rx, uint64_t msg_len);

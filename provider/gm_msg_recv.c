@@ -133,10 +133,17 @@ bool gm_rx_place(struct gm_rx *rx, uint64_t off, const uint8_t *data, size_t dle
 
 	if (off < rx->recv_len)
 		n = rx->recv_len - off < dlen ? rx->recv_len - off : dlen;
-	if (n)
-		gm_iov_copy_to_crc(rx->iov, rx->iov_count, off, data, n, &crc);
-	if (n < dlen)
-		crc = gm_crc32c(crc, data + n, dlen - n);
+	/* A plain copy where the frame check already gave the CRC: it writes
+	 * the (cold) receive buffer much faster than a copy that checksums. */
+	if (gm_frame_payload_crc(rx->msg, data, dlen, rx->mcrc, &crc)) {
+		if (n)
+			gm_iov_copy_to(rx->iov, rx->iov_count, off, data, n);
+	} else {
+		if (n)
+			gm_iov_copy_to_crc(rx->iov, rx->iov_count, off, data, n, &crc);
+		if (n < dlen)
+			crc = gm_crc32c(crc, data + n, dlen - n);
+	}
 	if (crc != want) {
 		rx->corrupt = true;
 		gm_msg_corrupt(rx->msg, rx->conn, off);

@@ -147,7 +147,12 @@ struct gm_ux *gm_ux_new(struct gm_conn *conn, const struct gm_msg_hdr *h, bool r
 /* The same for an unexpected message, into its own buffer. */
 bool gm_ux_place(struct gm_ux *ux, uint64_t off, const uint8_t *data, size_t dlen, uint32_t want)
 {
-	uint32_t crc = dlen ? gm_crc32c_copy(ux->mcrc, ux->buf + off, data, dlen) : ux->mcrc;
+	uint32_t crc = ux->mcrc;
+
+	if (gm_frame_payload_crc(ux->conn->msg, data, dlen, ux->mcrc, &crc))
+		memcpy(ux->buf + off, data, dlen);
+	else if (dlen)
+		crc = gm_crc32c_copy(ux->mcrc, ux->buf + off, data, dlen);
 
 	if (crc != want) {
 		ux->err = FI_EIO;

@@ -91,6 +91,10 @@ struct gm_rx_frame {
 	const struct gm_hdr *hdr;
 	const void *body;
 	size_t body_len;
+	/* Checked by CRC (a port without a secret): body_crc is gm_crc32c(0,
+	 * body), so the upper half need not read the body again for its CRC. */
+	bool crc_known;
+	uint32_t body_crc;
 };
 
 struct gm_port_ops {

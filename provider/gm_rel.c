@@ -55,6 +55,7 @@ struct gm_buf {
 	uint32_t len;      /* bytes from the Ethernet header on */
 	uint32_t body_crc; /* transmit: the body's part of the checksum (gm_wire.h) */
 	bool sent, sacked, fast_done;
+	bool rx_crc;  /* receive: body_crc is the checked body's CRC */
 	bool sealed;  /* sealed for a transmission the link refused (gm_rel_flush) */
 	bool resent;  /* its acknowledgement says nothing about the round trip (Karn) */
 	uint8_t retx; /* queued as a retransmission: RETX_RTO or RETX_FAST, counted once sent */
@@ -142,6 +143,9 @@ struct gm_rel {
 	size_t ooo_total, ooo_max; /* out-of-order buffers held, all peers */
 	unsigned ooo_peer_max;
 	size_t npeers, peer_max;
+	/* The frame gm_rel_input is on: its body CRC, if its check computed one. */
+	bool rx_crc_known;
+	uint32_t rx_body_crc;
 
 	uint8_t ackbuf[BATCH][ETH_HLEN + HDR_LEN + sizeof(struct gm_ack_body)];
 };
@@ -942,9 +946,13 @@ static void process_sack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, u
 }
 
 static void deliver(struct gm_port *port, struct gm_peer *pr, const uint8_t *gm,
-                    const struct gm_hdr *h)
+                    const struct gm_hdr *h, bool crc_known, uint32_t body_crc)
 {
-	struct gm_rx_frame f = {.hdr = h, .body = gm + HDR_LEN, .body_len = h->len};
+	struct gm_rx_frame f = {.hdr = h,
+	                        .body = gm + HDR_LEN,
+	                        .body_len = h->len,
+	                        .crc_known = crc_known,
+	                        .body_crc = body_crc};
 
 	if (h->type != GM_FT_PING) /* its ack is the whole answer */
 		port->ops->recv(port->ctx, pr, &f);
@@ -973,6 +981,8 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 		} else if ((b = buf_get(rel))) {
 			b->seq = h->seq;
 			b->len = HDR_LEN + h->len;
+			b->rx_crc = rel->rx_crc_known;
+			b->body_crc = rel->rx_body_crc;
 			memcpy(b->data, gm, b->len);
 			pr->rxw[SLOT(rel, h->seq)] = b;
 			pr->ooo++;
@@ -984,7 +994,7 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 	}
 	pr->rcv_nxt++;
 	pr->unacked++;
-	deliver(port, pr, gm, h);
+	deliver(port, pr, gm, h, rel->rx_crc_known, rel->rx_body_crc);
 	/* The gap may have closed: hand over what waited behind it. */
 	while (!pr->failed) {
 		struct gm_buf *b = pr->rxw[SLOT(rel, pr->rcv_nxt)];
@@ -998,7 +1008,7 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 		pr->rcv_nxt++;
 		pr->unacked++;
 		gm_hdr_decode(b->data, b->len, &bh);
-		deliver(port, pr, b->data, &bh);
+		deliver(port, pr, b->data, &bh, b->rx_crc, b->body_crc);
 		buf_put(rel, b);
 	}
 	if (pr->failed)
@@ -1067,14 +1077,18 @@ static void note_echo(struct gm_peer *pr, const struct gm_hdr *h)
 static bool frame_authentic(struct gm_rel *rel, const struct gm_port *port, const uint8_t *frame,
                             const struct gm_hdr *h)
 {
+	rel->rx_crc_known = false;
 	if (port->mac) {
 		if (gm_mac_check(port->mac, frame, ETH_HLEN + HDR_LEN + h->len) == GM_WIRE_OK)
 			return true;
 		rel->st.bad_mac++;
 		return false;
 	}
-	if (gm_frame_check(frame + ETH_HLEN, HDR_LEN + h->len) == GM_WIRE_OK)
+	if (gm_frame_check_crc(frame + ETH_HLEN, HDR_LEN + h->len, &rel->rx_body_crc) ==
+	    GM_WIRE_OK) {
+		rel->rx_crc_known = true;
 		return true;
+	}
 	rel->st.bad_csum++;
 	return false;
 }

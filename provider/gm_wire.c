@@ -173,7 +173,7 @@ void gm_frame_seal(void *frame, size_t len)
 	                   gm_crc32c(0, f + sizeof(struct gm_hdr), len - sizeof(struct gm_hdr)));
 }
 
-int gm_frame_check(const void *frame, size_t len)
+int gm_frame_check_crc(const void *frame, size_t len, uint32_t *body_crc)
 {
 	const uint8_t *f = frame;
 	uint32_t want;
@@ -184,10 +184,15 @@ int gm_frame_check(const void *frame, size_t len)
 	for (size_t i = 4; i < GM_TAG_LEN; i++)
 		if (f[GM_HDR_TAG_OFF + i])
 			return GM_WIRE_ECSUM; /* a CRC frame has nothing else there */
-	return be32toh(want) == hdr_crc(frame, gm_crc32c(0, f + sizeof(struct gm_hdr),
-	                                                 len - sizeof(struct gm_hdr)))
-	           ? GM_WIRE_OK
-	           : GM_WIRE_ECSUM;
+	*body_crc = gm_crc32c(0, f + sizeof(struct gm_hdr), len - sizeof(struct gm_hdr));
+	return be32toh(want) == hdr_crc(frame, *body_crc) ? GM_WIRE_OK : GM_WIRE_ECSUM;
+}
+
+int gm_frame_check(const void *frame, size_t len)
+{
+	uint32_t body_crc;
+
+	return gm_frame_check_crc(frame, len, &body_crc);
 }
 
 void gm_ack_body_encode(void *buf, const struct gm_ack_body *a)

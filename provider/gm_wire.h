@@ -246,5 +246,7 @@ void gm_frame_seal_body(void *frame, uint32_t body_crc);
 void gm_frame_seal(void *frame, size_t len);
 /* 0 if the sealed frame's checksum holds, GM_WIRE_ECSUM otherwise. */
 int gm_frame_check(const void *frame, size_t len);
+/* The same, also giving the body's CRC it computed on the way (gm_rx_frame). */
+int gm_frame_check_crc(const void *frame, size_t len, uint32_t *body_crc);
 
 #endif /* GM_WIRE_H */
