@@ -223,6 +223,8 @@ static void ux_release(struct gm_msg *m, struct gm_ux *ux, fi_addr_t src)
 	m->st.unknown_released++;
 	if (ux->bound || ux->claimed)
 		return; /* not held: a receive has it already */
+	if (!q && m->multi_starved)
+		return; /* gm_rx_unstarve finds it a receive, in order */
 	rx = gm_match_posted(&m->posted[q], src, q ? ux->tag : 0);
 	if (rx && (rx = gm_rx_take(rx, ux->msg_len)))
 		gm_ux_deliver(ux, rx);

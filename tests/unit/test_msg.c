@@ -99,6 +99,7 @@ struct tnode {
 	uint32_t received;
 	uint64_t bytes_checked;
 	unsigned rx_errors, tx_errors;
+	unsigned tx_refused, rx_refused; /* -FI_EAGAIN: the pool was full */
 	int last_rx_err;
 };
 
@@ -245,14 +246,17 @@ static const struct gm_msg_upcalls test_upcalls = {
     .now_ms = up_now_ms,
 };
 
-/* The provider's defaults (gm_init.c), but for the rendezvous threshold. */
-static const struct gm_msg_cfg test_cfg = {.prov = &test_prov,
-                                           .max_body = MTU - sizeof(struct gm_hdr),
-                                           .rndv_threshold = RNDV,
-                                           .ux_max = 256u << 20,
-                                           .ux_peer_max = 64u << 20,
-                                           .ux_unknown_max = 1u << 20,
-                                           .ux_unknown_hold_ms = 10000};
+/* The provider's defaults (gm_init.c, gm.h), but for the rendezvous threshold. */
+static struct gm_msg_cfg g_cfg = {.prov = &test_prov,
+                                  .max_body = MTU - sizeof(struct gm_hdr),
+                                  .rndv_threshold = RNDV,
+                                  .ux_max = 256u << 20,
+                                  .ux_peer_max = 64u << 20,
+                                  .ux_unknown_max = 1u << 20,
+                                  .ux_unknown_hold_ms = 10000,
+                                  .tx_max = 16 * 1024,
+                                  .rx_max = 16 * 1024};
+static unsigned g_tx_refused, g_rx_refused; /* over every node of a run */
 
 static uint8_t pattern(int sender, uint32_t idx, size_t j)
 {
@@ -276,11 +280,22 @@ static void post_recv(struct tbuf *b)
 {
 	struct iovec iov = {.iov_base = b->mem, .iov_len = b->multi ? MULTI_LEN : g_post_len};
 
+	struct gm_msg *m = &b->nd->msg;
+	ssize_t r;
+
 	memset(b->mem, 0xEE, iov.iov_len);
 	b->busy = true;
-	cr_assert_eq(gm_msg_recv(&b->nd->msg, &iov, 1, FI_ADDR_UNSPEC, 0, 0, b,
-	                         FI_RECV | FI_MSG | (b->multi ? FI_MULTI_RECV : 0)),
-	             0);
+	r = gm_msg_recv(m, &iov, 1, FI_ADDR_UNSPEC, 0, 0, b,
+	                FI_RECV | FI_MSG | (b->multi ? FI_MULTI_RECV : 0));
+	if (r == -FI_EAGAIN) {
+		/* Refused only with rx_max receives out; posted again by sim_step. */
+		cr_assert_geq(m->rx_pool.used, g_cfg.rx_max, "receive refused with %zu out",
+		              m->rx_pool.used);
+		b->busy = false;
+		b->nd->rx_refused++;
+		return;
+	}
+	cr_assert_eq(r, 0);
 }
 
 static void check_recv(struct tnode *nd, const uint8_t *mem, size_t len)
@@ -334,7 +349,7 @@ static void read_completion(const struct tcqe *e)
 	const uint8_t *mem = b->multi ? e->buf : b->mem;
 
 	if (b->multi) {
-		cr_assert_eq(err, 0);
+		cr_assert_eq(err, 0, "node %d: multi-recv completion with error %d", nd->id, err);
 		check_recv(nd, mem, len);
 		if (e->flags & FI_MULTI_RECV) {
 			b->busy = false; /* released: post it again */
@@ -387,7 +402,7 @@ static void node_init(struct tsim *s, struct tnode *nd, int id, uint32_t nmsg, u
 	memcpy(nd->mac, cfg.mac, 6);
 	s->nodes[id] = nd;
 	cr_assert_eq(gm_rel_create(&cfg, &link, &nd->rel), 0);
-	gm_msg_init(m, &test_cfg, &test_upcalls, nd);
+	gm_msg_init(m, &g_cfg, &test_upcalls, nd);
 	/* A 4-byte key, so frames carry CRCs: the tamper tests reseal frames
 	 * they changed, a bug below this layer that no frame check sees. */
 	static const uint32_t key = 0xC0FFEE;
@@ -411,6 +426,12 @@ static void node_init(struct tsim *s, struct tnode *nd, int id, uint32_t nmsg, u
 static void node_fini(struct tnode *nd)
 {
 	gm_msg_close(&nd->msg);
+	cr_assert_eq(nd->msg.tx_pool.used, 0, "node %d: %zu tx not back in the pool", nd->id,
+	             nd->msg.tx_pool.used);
+	cr_assert_eq(nd->msg.rx_pool.used, 0, "node %d: %zu rx not back in the pool", nd->id,
+	             nd->msg.rx_pool.used);
+	g_tx_refused += nd->tx_refused;
+	g_rx_refused += nd->rx_refused;
 	gm_rel_destroy(nd->rel);
 	for (int i = 0; i < NPOST; i++)
 		free(nd->rbuf[i].mem);
@@ -435,8 +456,17 @@ static void node_send(struct tnode *nd)
 		b->busy = true;
 		b->idx = idx;
 		b->len = len;
-		cr_assert_eq(
-		    gm_msg_send(&nd->msg, iov, len > 8 ? 2 : 1, 0, 0, 0, b, FI_SEND | FI_MSG), 0);
+		ssize_t r =
+		    gm_msg_send(&nd->msg, iov, len > 8 ? 2 : 1, 0, 0, 0, b, FI_SEND | FI_MSG);
+		if (r == -FI_EAGAIN) {
+			/* Refused only with tx_max sends in flight; tried again next step. */
+			cr_assert_geq(nd->msg.tx_pool.used, g_cfg.tx_max,
+			              "send refused with %zu out", nd->msg.tx_pool.used);
+			b->busy = false;
+			nd->tx_refused++;
+			return;
+		}
+		cr_assert_eq(r, 0);
 		nd->next_send++;
 	}
 }
@@ -463,6 +493,9 @@ static void sim_step(struct tsim *s)
 			nd->cq_count--;
 			read_completion(&e);
 		}
+		for (int i = 0; i < NPOST; i++)
+			if (!nd->rbuf[i].busy && (!g_multi || nd->rbuf[i].multi))
+				post_recv(&nd->rbuf[i]);
 		node_send(nd);
 		gm_msg_progress(&nd->msg);
 		gm_rel_flush(nd->rel, s->now);
@@ -618,4 +651,55 @@ Test(msg, multi_recv)
 	g_multi = true;
 	for (uint64_t seed = 1; seed <= 4; seed++)
 		run(seed, &lossy, 300, len_mixed, true);
+}
+
+/* With tx_max sends or rx_max receives out, the next is refused with -FI_EAGAIN, no more. */
+Test(msg, pools_refuse_with_eagain)
+{
+	struct tsim *s = calloc(1, sizeof(*s));
+	struct tnode a, b;
+	uint64_t steps = 0;
+
+	g_cfg.tx_max = 4;
+	g_cfg.rx_max = 3;
+	s->rng = 7;
+	g_len_of = len_btl;
+	node_init(s, &a, 0, 60, 0);
+	node_init(s, &b, 1, 0, 60);
+	cr_assert_eq(b.rx_refused, NPOST - 3, "%u of %d receives refused", b.rx_refused, NPOST);
+	node_send(&a);
+	cr_assert_eq(a.next_send, 4, "%u sends taken", a.next_send);
+	cr_assert_eq(a.tx_refused, 1);
+	while (!done(s)) {
+		sim_step(s);
+		cr_assert_lt(++steps, 2000000, "no progress: %u/60 received", b.received);
+	}
+	cr_assert_eq(b.received, 60);
+	cr_assert_gt(a.tx_refused, 1, "the pool never filled again");
+	node_fini(&a);
+	node_fini(&b);
+	for (unsigned i = 0; i < s->nq; i++)
+		free(s->q[i]);
+	free(s);
+}
+
+/* Both directions over a lossy link with pools far smaller than the traffic. */
+Test(msg, small_pools_lossy)
+{
+	g_cfg.tx_max = 5;
+	g_cfg.rx_max = 3;
+	for (uint64_t seed = 1; seed <= 3; seed++)
+		run(seed, &lossy, 200, len_mixed, true);
+	cr_assert_gt(g_tx_refused, 0);
+	cr_assert_gt(g_rx_refused, 0);
+}
+
+/* FI_MULTI_RECV slices come from the receive pool too, beyond rx_max. */
+Test(msg, small_pools_multi_recv)
+{
+	g_multi = true;
+	g_cfg.tx_max = 5;
+	g_cfg.rx_max = 2;
+	for (uint64_t seed = 1; seed <= 3; seed++)
+		run(seed, &lossy, 200, len_mixed, true);
 }
