@@ -218,11 +218,19 @@ void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 	fprintf(out,
 	        "gamma msg stats %s port %u: unknown-source messages held %lu released %lu "
 	        "dropped %lu (peak %zu B); unexpected dropped %lu (peak %zu B); sends lost "
-	        "%lu\n",
+	        "%lu; frames dropped: malformed %lu bad-type %lu unknown-frag %lu "
+	        "misplaced-frag %lu unknown-cts %lu unknown-rdata %lu misplaced-rdata %lu "
+	        "no-memory %lu; messages cut short %lu; refused (pool full) sends %lu "
+	        "receives %lu\n",
 	        ifname, m->port ? gm_port_num(m->port) : 0, (unsigned long)m->st.unknown_held,
 	        (unsigned long)m->st.unknown_released, (unsigned long)m->st.unknown_dropped,
 	        m->st.unknown_peak, (unsigned long)m->st.ux_dropped, m->st.ux_peak,
-	        (unsigned long)m->st.sends_lost);
+	        (unsigned long)m->st.sends_lost, (unsigned long)m->st.drop_malformed,
+	        (unsigned long)m->st.drop_bad_type, (unsigned long)m->st.drop_frag_unknown,
+	        (unsigned long)m->st.drop_frag_misplaced, (unsigned long)m->st.drop_cts_unknown,
+	        (unsigned long)m->st.drop_rdata_unknown, (unsigned long)m->st.drop_rdata_misplaced,
+	        (unsigned long)m->st.drop_no_memory, (unsigned long)m->st.msgs_cut,
+	        (unsigned long)m->st.tx_refused, (unsigned long)m->st.rx_refused);
 }
 
 void gm_msg_close(struct gm_msg *m)

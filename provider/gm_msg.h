@@ -202,6 +202,17 @@ struct gm_msg_stats {
 	uint64_t ux_dropped;          /* from known peers, dropped: FI_GAMMA_UX_MAX / _PEER_MAX */
 	size_t ux_peak, unknown_peak; /* most bytes held at once */
 	uint64_t sends_lost; /* sends completed when buffered whose data the peer never got */
+	/* Frames dropped (each also logged): lengths that disagree (EAGER, START, RTS), ... */
+	uint64_t drop_malformed;
+	uint64_t drop_bad_type;       /* ... a type with no handler, or shorter than its header */
+	uint64_t drop_frag_unknown;   /* ... FRAG of no message being reassembled */
+	uint64_t drop_frag_misplaced; /* ... FRAG not at the next offset, or past the end */
+	uint64_t drop_cts_unknown;    /* ... CTS for no send waiting to be pulled */
+	uint64_t drop_rdata_unknown;  /* ... RDATA for no receive pulling */
+	uint64_t drop_rdata_misplaced;
+	uint64_t drop_no_memory; /* ... no memory for a new peer or an unexpected message */
+	uint64_t msgs_cut;       /* messages failed (FI_EIO): their sender started another */
+	uint64_t tx_refused, rx_refused; /* operations refused with -FI_EAGAIN: pool full */
 };
 
 /* The protocol state of one endpoint. */

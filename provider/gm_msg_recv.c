@@ -286,8 +286,10 @@ ssize_t gm_msg_recv(struct gm_msg *m, const struct iovec *iov, size_t count, fi_
 	if ((flags & FI_MULTI_RECV) && (q || count != 1))
 		return -FI_EINVAL;
 
-	if (m->rx_pool.used >= m->cfg.rx_max || !(rx = gm_pool_get(&m->rx_pool)))
+	if (m->rx_pool.used >= m->cfg.rx_max || !(rx = gm_pool_get(&m->rx_pool))) {
+		m->st.rx_refused++;
 		return -FI_EAGAIN;
+	}
 	*rx = (struct gm_rx){
 	    .msg = m,
 	    .context = context,

@@ -182,8 +182,10 @@ ssize_t gm_msg_send(struct gm_msg *m, const struct iovec *iov, size_t count, fi_
 		return -FI_EINVAL;
 	if (len > GM_MAX_MSG_SIZE)
 		return -FI_EMSGSIZE;
-	if (m->tx_pool.used >= m->cfg.tx_max || !(tx = gm_pool_get(&m->tx_pool)))
+	if (m->tx_pool.used >= m->cfg.tx_max || !(tx = gm_pool_get(&m->tx_pool))) {
+		m->st.tx_refused++;
 		return -FI_EAGAIN;
+	}
 	*tx = (struct gm_tx){
 	    .msg = m,
 	    .conn = conn,

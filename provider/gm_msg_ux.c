@@ -118,8 +118,11 @@ struct gm_ux *gm_ux_new(struct gm_conn *conn, const struct gm_msg_hdr *h, bool r
 	struct gm_msg *m = conn->msg;
 	struct gm_ux *ux = calloc(1, sizeof(*ux));
 
-	if (!ux)
+	if (!ux) {
+		m->st.drop_no_memory++;
+		MSG_WARN(m, "out of memory for an unexpected message: dropped\n");
 		return NULL;
+	}
 	ux->conn = conn;
 	ux->src = gm_conn_msg_src(conn);
 	if (ux_unknown(ux))
