@@ -113,6 +113,8 @@ void gm_ep_msg_init(struct gm_ep *ep)
 	    .ux_unknown_max = gm_params.ux_unknown_max,
 	    .ux_unknown = gm_params.ux_unknown,
 	    .ux_unknown_hold_ms = (unsigned)gm_params.ux_unknown_hold_ms,
+	    .tx_max = GM_TX_MAX,
+	    .rx_max = GM_RX_MAX,
 	};
 
 	gm_msg_init(&ep->msg, &cfg, &gm_ep_upcalls, ep);

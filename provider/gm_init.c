@@ -48,7 +48,7 @@ static void fi_log_hook(void *ctx, enum gm_log_level level, const char *func, in
 
 const struct gm_log gm_fi_log = {.fn = fi_log_hook};
 
-/* Caps on what unexpected messages may hold (gm_msg.c). */
+/* Caps on what unexpected messages may hold (gm_msg_ux.c). */
 static void gm_params_define_ux(void)
 {
 	fi_param_define(&gm_prov, "ux_max", FI_PARAM_SIZE_T,

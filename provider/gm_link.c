@@ -54,10 +54,10 @@
 
 #include <rdma/fi_errno.h>
 
+#include "gm_filter.h"
 #include "gm_rawd.h"
 
-#define RX_BATCH_MAX     256
-#define MAX_FILTER_PORTS 200 /* classic BPF jumps are 8 bits wide */
+#define RX_BATCH_MAX 256
 
 struct gm_link {
 	char ifname[IF_NAMESIZE];
@@ -357,46 +357,15 @@ int gm_link_tx_fd(const struct gm_link *l, enum gm_class cls)
 	return l->tx_fd[cls == GM_CLASS_LOW];
 }
 
-/*
- * The filter: our EtherType; incoming frames addressed to us (PACKET_HOST),
- * or outgoing frames addressed to our own MAC (local communication); and
- * gm_hdr.dst_port one of ours.  Everything else never reaches the ring.
- */
+/* The kernel filter: gm_filter.h. */
 int gm_link_set_ports(struct gm_link *l, const uint16_t *ports, unsigned n)
 {
-	struct sock_filter f[32 + MAX_FILTER_PORTS];
-	uint32_t mac_hi = (uint32_t)l->mac[0] << 24 | l->mac[1] << 16 | l->mac[2] << 8 | l->mac[3];
-	uint32_t mac_lo = (uint32_t)l->mac[4] << 8 | l->mac[5];
-	bool any_port = n > MAX_FILTER_PORTS;
-	unsigned k = 0, np = any_port ? 0 : n;
+	struct sock_filter f[GM_FILTER_MAX_LEN];
 	struct sock_fprog prog;
 
 	if (l->filter_locked) /* gamma-rawd's filter stays; ports are checked on receipt */
 		return 0;
-	/* Layout: 0..9 checks, then np port compares, then drop, accept. */
-	unsigned drop = 10 + np, accept = drop + 1;
-#define JMP(code, v, t, fl) (struct sock_filter) BPF_JUMP(code, v, t, fl)
-#define STM(code, v)        (struct sock_filter) BPF_STMT(code, v)
-	f[k++] = STM(BPF_LD | BPF_H | BPF_ABS, 12);                            /* 0 */
-	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, l->ethertype, 0, drop - 2);    /* 1 */
-	f[k++] = STM(BPF_LD | BPF_B | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE);   /* 2 */
-	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_HOST, 5, 0);            /* 3 -> 9 */
-	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 0, drop - 5); /* 4 */
-	f[k++] = STM(BPF_LD | BPF_W | BPF_ABS, 0);                             /* 5 */
-	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, mac_hi, 0, drop - 7);          /* 6 */
-	f[k++] = STM(BPF_LD | BPF_H | BPF_ABS, 4);                             /* 7 */
-	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, mac_lo, 0, drop - 9);          /* 8 */
-	if (any_port) /* too many ports for one filter: let user space sort them */
-		f[k++] = STM(BPF_JMP | BPF_JA, 1); /* 9 */
-	else
-		f[k++] = STM(BPF_LD | BPF_H | BPF_ABS, ETH_HLEN + 4); /* 9 */
-	for (unsigned i = 0; i < np; i++, k++)
-		f[k] = JMP(BPF_JMP | BPF_JEQ | BPF_K, ports[i], accept - k - 1, 0);
-	f[k++] = STM(BPF_RET | BPF_K, 0);      /* drop */
-	f[k++] = STM(BPF_RET | BPF_K, 0xffff); /* accept */
-#undef JMP
-#undef STM
-	prog.len = (unsigned short)k;
+	prog.len = (unsigned short)gm_filter_build(f, l->ethertype, l->mac, ports, n);
 	prog.filter = f;
 	if (setsockopt(l->rx_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0) {
 		int e = errno;

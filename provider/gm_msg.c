@@ -24,6 +24,8 @@ void gm_msg_init(struct gm_msg *m, const struct gm_msg_cfg *cfg, const struct gm
 	gm_list_init(&m->conn_list);
 	gm_list_init(&m->tx_pending);
 	gm_list_init(&m->tx_live);
+	gm_pool_init(&m->tx_pool, sizeof(struct gm_tx), cfg->tx_max + 2 * cfg->rx_max);
+	gm_pool_init(&m->rx_pool, sizeof(struct gm_rx), 2 * cfg->rx_max);
 }
 
 struct gm_conn *gm_conn_of_peer(struct gm_msg *m, struct gm_peer *peer)
@@ -116,6 +118,7 @@ void gm_msg_progress(struct gm_msg *m)
 	    gm_conn_push(gm_list_entry(pos, struct gm_conn, pend_entry));
 	if (gm_ux_resolve_due(m))
 		gm_ux_resolve_sources(m);
+	gm_rx_unstarve(m);
 }
 
 /* Fail everything in flight with this peer. */
@@ -210,26 +213,24 @@ const struct gm_port_ops gm_msg_port_ops = {
     .awaited = port_awaited,
 };
 
-/* A receive dropped at close; a multi-recv buffer goes with its last slice. */
-static void rx_close_free(struct gm_rx *rx)
-{
-	struct gm_rx *parent = rx->multi_parent;
-
-	if (parent && --parent->multi_refs == 0 && parent->multi_retired)
-		free(parent);
-	free(rx);
-}
-
 void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 {
 	fprintf(out,
 	        "gamma msg stats %s port %u: unknown-source messages held %lu released %lu "
 	        "dropped %lu (peak %zu B); unexpected dropped %lu (peak %zu B); sends lost "
-	        "%lu\n",
+	        "%lu; frames dropped: malformed %lu bad-type %lu unknown-frag %lu "
+	        "misplaced-frag %lu unknown-cts %lu unknown-rdata %lu misplaced-rdata %lu "
+	        "no-memory %lu; messages cut short %lu; refused (pool full) sends %lu "
+	        "receives %lu\n",
 	        ifname, m->port ? gm_port_num(m->port) : 0, (unsigned long)m->st.unknown_held,
 	        (unsigned long)m->st.unknown_released, (unsigned long)m->st.unknown_dropped,
 	        m->st.unknown_peak, (unsigned long)m->st.ux_dropped, m->st.ux_peak,
-	        (unsigned long)m->st.sends_lost);
+	        (unsigned long)m->st.sends_lost, (unsigned long)m->st.drop_malformed,
+	        (unsigned long)m->st.drop_bad_type, (unsigned long)m->st.drop_frag_unknown,
+	        (unsigned long)m->st.drop_frag_misplaced, (unsigned long)m->st.drop_cts_unknown,
+	        (unsigned long)m->st.drop_rdata_unknown, (unsigned long)m->st.drop_rdata_misplaced,
+	        (unsigned long)m->st.drop_no_memory, (unsigned long)m->st.msgs_cut,
+	        (unsigned long)m->st.tx_refused, (unsigned long)m->st.rx_refused);
 }
 
 void gm_msg_close(struct gm_msg *m)
@@ -241,19 +242,19 @@ void gm_msg_close(struct gm_msg *m)
 	{
 		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
 		gm_list_del(&rx->rndv_entry);
-		rx_close_free(rx);
+		gm_rx_free(rx);
 	}
 	gm_list_for_each_safe(&m->conn_list, pos, tmp)
 	{
 		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, msg_entry);
 		struct gm_list *p2, *t2;
 		if (conn->rx_cur_rx)
-			rx_close_free(conn->rx_cur_rx);
+			gm_rx_free(conn->rx_cur_rx);
 		conn->rx_cur_rx = NULL;
 		gm_list_for_each_safe(&conn->rx_parked, p2, t2)
 		{
 			gm_list_del(p2);
-			rx_close_free(gm_list_entry(p2, struct gm_rx, entry));
+			gm_rx_free(gm_list_entry(p2, struct gm_rx, entry));
 		}
 	}
 	for (int q = 0; q < 2; q++) {
@@ -262,7 +263,7 @@ void gm_msg_close(struct gm_msg *m)
 			struct gm_ux *ux = gm_list_entry(pos, struct gm_ux, entry);
 			gm_list_del(&ux->entry);
 			if (ux->bound)
-				rx_close_free(ux->bound);
+				gm_rx_free(ux->bound);
 			gm_ux_free(ux);
 		}
 	}
@@ -271,7 +272,7 @@ void gm_msg_close(struct gm_msg *m)
 		{
 			struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, entry);
 			gm_list_del(&rx->entry);
-			free(rx);
+			gm_rx_free(rx);
 		}
 	}
 	/*
@@ -279,8 +280,7 @@ void gm_msg_close(struct gm_msg *m)
 	 * port closes next and drops them without calling back.
 	 */
 	gm_list_for_each_safe(&m->tx_live, pos, tmp)
-	    free(gm_list_entry(pos, struct gm_tx, live_entry));
-	gm_list_init(&m->tx_live);
+	    gm_tx_free(gm_list_entry(pos, struct gm_tx, live_entry));
 	gm_list_for_each_safe(&m->conn_list, pos, tmp)
 	{
 		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, msg_entry);
@@ -290,4 +290,6 @@ void gm_msg_close(struct gm_msg *m)
 	free(m->conns);
 	m->conns = NULL;
 	m->conns_cap = 0;
+	gm_pool_fini(&m->tx_pool);
+	gm_pool_fini(&m->rx_pool);
 }

@@ -27,6 +27,7 @@
 
 #include "gm_list.h"
 #include "gm_net.h"
+#include "gm_pool.h"
 
 /* Limits of one operation (advertised in fi_info). */
 #define GM_IOV_LIMIT    4
@@ -51,6 +52,8 @@ struct gm_msg_cfg {
 	size_t ux_max, ux_peer_max, ux_unknown_max; /* unexpected-message caps, bytes */
 	int ux_unknown;                             /* enum gm_unknown_policy */
 	unsigned ux_unknown_hold_ms; /* how long a held message waits for its source */
+	size_t tx_max;               /* sends in flight (until acknowledged): then -FI_EAGAIN */
+	size_t rx_max;               /* receives posted and not completed: then -FI_EAGAIN */
 };
 
 enum gm_msg_side { GM_MSG_TX, GM_MSG_RX };
@@ -199,6 +202,17 @@ struct gm_msg_stats {
 	uint64_t ux_dropped;          /* from known peers, dropped: FI_GAMMA_UX_MAX / _PEER_MAX */
 	size_t ux_peak, unknown_peak; /* most bytes held at once */
 	uint64_t sends_lost; /* sends completed when buffered whose data the peer never got */
+	/* Frames dropped (each also logged): lengths that disagree (EAGER, START, RTS), ... */
+	uint64_t drop_malformed;
+	uint64_t drop_bad_type;       /* ... a type with no handler, or shorter than its header */
+	uint64_t drop_frag_unknown;   /* ... FRAG of no message being reassembled */
+	uint64_t drop_frag_misplaced; /* ... FRAG not at the next offset, or past the end */
+	uint64_t drop_cts_unknown;    /* ... CTS for no send waiting to be pulled */
+	uint64_t drop_rdata_unknown;  /* ... RDATA for no receive pulling */
+	uint64_t drop_rdata_misplaced;
+	uint64_t drop_no_memory; /* ... no memory for a new peer or an unexpected message */
+	uint64_t msgs_cut;       /* messages failed (FI_EIO): their sender started another */
+	uint64_t tx_refused, rx_refused; /* operations refused with -FI_EAGAIN: pool full */
 };
 
 /* The protocol state of one endpoint. */
@@ -206,7 +220,18 @@ struct gm_msg {
 	const struct gm_msg_upcalls *up;
 	void *up_ctx;
 	struct gm_msg_cfg cfg;
-	struct gm_port *port;   /* opened by the caller with gm_msg_port_ops and this as ctx */
+	struct gm_port *port; /* opened by the caller with gm_msg_port_ops and this as ctx */
+	/*
+	 * Every gm_tx and gm_rx comes from these, and goes back through one
+	 * function each (gm_tx_free, gm_rx_free).  Sends and receives are
+	 * refused once cfg.tx_max or cfg.rx_max objects are out.  Past that,
+	 * the receive pool holds rx_max more for multi-recv slices, and the
+	 * send pool one CTS frame of our own for each receive or slice there
+	 * can be: a pool full of the application's operations stalls no pull
+	 * and no multi-recv buffer.
+	 */
+	struct gm_pool tx_pool, rx_pool;
+	bool multi_starved;     /* a message waits for a multi-recv slice (gm_rx_unstarve) */
 	size_t min_multi_recv;  /* FI_OPT_MIN_MULTI_RECV */
 	struct gm_conn **conns; /* by fi_addr */
 	size_t conns_cap;

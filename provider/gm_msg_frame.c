@@ -18,6 +18,7 @@ static void on_msg_first(struct gm_msg *m, struct gm_conn *conn, uint8_t type, c
 	if ((type == GM_FT_EAGER && dlen != h.msg_len) ||
 	    (type == GM_FT_START && (dlen > h.msg_len || h.msg_len > GM_MAX_UNEXPECTED_MEDIUM)) ||
 	    (type == GM_FT_RTS && dlen != 0)) {
+		m->st.drop_malformed++;
 		MSG_WARN(m, "dropping malformed frame type %u (len %zu, msg_len %lu)\n", type, dlen,
 		         (unsigned long)h.msg_len);
 		return;
@@ -30,6 +31,7 @@ static void on_msg_first(struct gm_msg *m, struct gm_conn *conn, uint8_t type, c
 		 * A sender never interleaves messages, so the one in progress
 		 * is cut short: fail it rather than leave its receive hanging.
 		 */
+		m->st.msgs_cut++;
 		MSG_WARN(m, "message %u started before message %u ended: dropped\n", h.msg_id,
 		         conn->rx_cur_id);
 		gm_conn_drop_partial(conn, FI_EIO);
@@ -89,12 +91,14 @@ static void on_frag(struct gm_msg *m, struct gm_conn *conn, const void *body, si
 
 	gm_frag_hdr_decode(body, &f);
 	if (f.msg_id != conn->rx_cur_id || (!conn->rx_cur && !conn->rx_cur_rx)) {
+		m->st.drop_frag_unknown++;
 		MSG_WARN(m, "dropping fragment of unknown message %u\n", f.msg_id);
 		return;
 	}
 	if (conn->rx_cur_rx) {
 		struct gm_rx *rx = conn->rx_cur_rx;
 		if (f.offset != rx->got || f.offset + dlen > rx->msg_len) {
+			m->st.drop_frag_misplaced++;
 			MSG_WARN(m, "dropping out-of-place fragment\n");
 			return;
 		}
@@ -109,6 +113,7 @@ static void on_frag(struct gm_msg *m, struct gm_conn *conn, const void *body, si
 	}
 	struct gm_ux *ux = conn->rx_cur;
 	if (f.offset != ux->have || f.offset + dlen > ux->msg_len) {
+		m->st.drop_frag_misplaced++;
 		MSG_WARN(m, "dropping out-of-place fragment\n");
 		return;
 	}
@@ -151,10 +156,12 @@ void gm_msg_on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 	uint8_t type = f->hdr->type;
 
 	if (!conn) {
+		m->st.drop_no_memory++;
 		MSG_WARN(m, "out of memory for a new peer: frame dropped\n");
 		return;
 	}
 	if (type >= GM_FT_MAX || !gm_handlers[type] || f->body_len < gm_wire_type_hlen(type)) {
+		m->st.drop_bad_type++;
 		MSG_WARN(m, "dropping frame of unexpected type %u\n", type);
 		return;
 	}

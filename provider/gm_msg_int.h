@@ -43,6 +43,7 @@ fi_addr_t gm_conn_msg_src(struct gm_conn *conn);
 
 /* gm_msg_send.c */
 void gm_tx_maybe_complete(struct gm_tx *tx);
+void gm_tx_free(struct gm_tx *tx);
 void gm_conn_push(struct gm_conn *conn);
 void gm_conn_queue(struct gm_conn *conn, struct gm_tx *tx);
 int gm_send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_t len);
@@ -58,6 +59,8 @@ bool gm_frame_payload_crc(const struct gm_msg *m, const uint8_t *data, size_t dl
                           uint32_t *crc);
 
 /* gm_msg_recv.c */
+void gm_rx_free(struct gm_rx *rx);
+bool gm_rx_unstarve(struct gm_msg *m);
 void gm_rx_complete(struct gm_rx *rx, int err);
 struct gm_rx *gm_rx_take(struct gm_rx *rx, uint64_t msg_len);
 struct gm_rx *gm_rx_match_posted(struct gm_msg *m, struct gm_conn *conn,

@@ -8,13 +8,7 @@
  */
 #include "gm_msg_int.h"
 
-#include <stdlib.h>
 #include <string.h>
-
-static void rx_free(struct gm_rx *rx)
-{
-	free(rx);
-}
 
 static void rx_report(struct gm_rx *rx, int err)
 {
@@ -25,10 +19,8 @@ static void rx_report(struct gm_rx *rx, int err)
 
 	if (rx->has_data)
 		cflags |= FI_REMOTE_CQ_DATA;
-	if (parent && --parent->multi_refs == 0 && parent->multi_retired) {
-		cflags |= FI_MULTI_RECV;
-		rx_free(parent);
-	}
+	if (parent && parent->multi_refs == 1 && parent->multi_retired)
+		cflags |= FI_MULTI_RECV; /* the last slice: the buffer is released */
 	if (!err && rx->msg_len > rx->recv_len)
 		err = FI_ETRUNC;
 	m->up->done(m->up_ctx, GM_MSG_RX, rx->flags,
@@ -41,7 +33,21 @@ static void rx_report(struct gm_rx *rx, int err)
 	                                 .src = err ? FI_ADDR_NOTAVAIL : rx->rsrc,
 	                                 .olen = err ? rx->msg_len - rx->recv_len : 0,
 	                                 .err = err});
-	rx_free(rx);
+	gm_rx_free(rx);
+}
+
+/*
+ * The one way a gm_rx goes back to its pool.  A multi-recv slice holds its
+ * buffer (the parent): a retired buffer goes with its last slice.
+ */
+void gm_rx_free(struct gm_rx *rx)
+{
+	struct gm_pool *pool = &rx->msg->rx_pool;
+	struct gm_rx *parent = rx->multi_parent;
+
+	if (parent && --parent->multi_refs == 0 && parent->multi_retired)
+		gm_pool_put(pool, parent);
+	gm_pool_put(pool, rx);
 }
 
 /* Complete rx, in match order among the receives matched to one peer's messages. */
@@ -89,20 +95,23 @@ struct gm_rx *gm_rx_take(struct gm_rx *rx, uint64_t msg_len)
 		gm_list_del(&rx->entry);
 		return rx;
 	}
-	struct gm_rx *s = calloc(1, sizeof(*s));
-	if (!s)
+	struct gm_rx *s = gm_pool_get(&rx->msg->rx_pool);
+	if (!s) {
+		rx->msg->multi_starved = true; /* see gm_rx_unstarve */
 		return NULL;
+	}
 	uint64_t left = rx->len - rx->multi_off;
 	uint64_t take = msg_len < left ? msg_len : left;
-	s->msg = rx->msg;
-	s->context = rx->context;
-	s->flags = rx->flags;
-	s->src = rx->src;
-	s->iov_count = 1;
-	s->iov[0].iov_base = (char *)rx->iov[0].iov_base + rx->multi_off;
-	s->iov[0].iov_len = take;
-	s->len = take;
-	s->multi_parent = rx;
+	*s = (struct gm_rx){
+	    .msg = rx->msg,
+	    .context = rx->context,
+	    .flags = rx->flags,
+	    .src = rx->src,
+	    .iov = {{.iov_base = (char *)rx->iov[0].iov_base + rx->multi_off, .iov_len = take}},
+	    .iov_count = 1,
+	    .len = take,
+	    .multi_parent = rx,
+	};
 	gm_list_init(&s->entry);
 	rx->multi_off += take;
 	rx->multi_refs++;
@@ -171,9 +180,39 @@ void gm_rx_bind_msg(struct gm_rx *rx, struct gm_conn *conn, const struct gm_msg_
 struct gm_rx *gm_rx_match_posted(struct gm_msg *m, struct gm_conn *conn, const struct gm_msg_hdr *h)
 {
 	int q = (h->mflags & GM_M_TAGGED) ? 1 : 0;
-	struct gm_rx *rx = gm_match_posted(&m->posted[q], gm_conn_msg_src(conn), q ? h->tag : 0);
+	struct gm_rx *rx;
 
+	if (!q && !gm_rx_unstarve(m))
+		return NULL; /* behind the messages still waiting for a slice */
+	rx = gm_match_posted(&m->posted[q], gm_conn_msg_src(conn), q ? h->tag : 0);
 	return rx ? gm_rx_take(rx, h->msg_len) : NULL;
+}
+
+/*
+ * A multi-recv buffer that got no slice (the pool was full) left a message
+ * unexpected that a posted receive would have taken.  Until every such
+ * message has its receive, no newer untagged one may take a posted
+ * receive, or it would overtake them.  Returns whether none is left.
+ */
+bool gm_rx_unstarve(struct gm_msg *m)
+{
+	struct gm_list *pos, *tmp;
+
+	if (!m->multi_starved)
+		return true;
+	gm_list_for_each_safe(&m->unexpected[0], pos, tmp)
+	{
+		struct gm_ux *ux = gm_list_entry(pos, struct gm_ux, entry);
+		struct gm_rx *rx, *s;
+
+		if (ux->claimed || ux->bound || !(rx = gm_match_posted(&m->posted[0], ux->src, 0)))
+			continue;
+		if (!(s = gm_rx_take(rx, ux->msg_len)))
+			return false;
+		gm_ux_deliver(ux, s);
+	}
+	m->multi_starved = false;
+	return true;
 }
 
 /* Abandon the medium message being reassembled from conn, failing its receive. */
@@ -254,15 +293,18 @@ ssize_t gm_msg_recv(struct gm_msg *m, const struct iovec *iov, size_t count, fi_
 	if ((flags & FI_MULTI_RECV) && (q || count != 1))
 		return -FI_EINVAL;
 
-	rx = calloc(1, sizeof(*rx));
-	if (!rx)
+	if (m->rx_pool.used >= m->cfg.rx_max || !(rx = gm_pool_get(&m->rx_pool))) {
+		m->st.rx_refused++;
 		return -FI_EAGAIN;
-	rx->msg = m;
-	rx->context = context;
-	rx->flags = flags;
-	rx->src = src;
-	rx->tag = tag;
-	rx->ignore = ignore;
+	}
+	*rx = (struct gm_rx){
+	    .msg = m,
+	    .context = context,
+	    .flags = flags,
+	    .src = src,
+	    .tag = tag,
+	    .ignore = ignore,
+	};
 	memcpy(rx->iov, iov, count * sizeof(*iov));
 	rx->iov_count = count;
 	rx->len = gm_iov_len(iov, count);
@@ -272,7 +314,7 @@ ssize_t gm_msg_recv(struct gm_msg *m, const struct iovec *iov, size_t count, fi_
 	if (flags & FI_CLAIM) {
 		ux = gm_match_unexpected(&m->unexpected[q], src, tag, ignore, context, true);
 		if (!ux) {
-			free(rx);
+			gm_rx_free(rx);
 			return -FI_EINVAL;
 		}
 		if (flags & FI_DISCARD) {
@@ -334,7 +376,7 @@ int gm_msg_cancel(struct gm_msg *m, void *context)
 			if (rx->multi_refs)
 				rx->multi_retired = true; /* freed by its last slice */
 			else
-				rx_free(rx);
+				gm_rx_free(rx);
 			return 0;
 		}
 	}

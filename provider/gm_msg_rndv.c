@@ -55,6 +55,7 @@ void gm_rndv_on_cts(struct gm_msg *m, struct gm_conn *conn, const void *body, si
 		gm_conn_queue(conn, tx);
 		return;
 	}
+	m->st.drop_cts_unknown++;
 	MSG_WARN(m, "dropping CTS for unknown message %u\n", c.msg_id);
 }
 
@@ -72,6 +73,7 @@ void gm_rndv_on_rdata(struct gm_msg *m, struct gm_conn *conn, const void *body, 
 		if (rx->id != f.msg_id || rx->conn != conn)
 			continue;
 		if (f.offset != rx->got || f.offset + dlen > rx->recv_len) {
+			m->st.drop_rdata_misplaced++;
 			MSG_WARN(m, "dropping out-of-place rendezvous data\n");
 			return;
 		}
@@ -84,5 +86,6 @@ void gm_rndv_on_rdata(struct gm_msg *m, struct gm_conn *conn, const void *body, 
 		}
 		return;
 	}
+	m->st.drop_rdata_unknown++;
 	MSG_WARN(m, "dropping rendezvous data for unknown receive %u\n", f.msg_id);
 }

@@ -7,7 +7,6 @@
  */
 #include "gm_msg_int.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 static void tx_report(struct gm_tx *tx)
@@ -45,10 +44,14 @@ void gm_tx_maybe_complete(struct gm_tx *tx)
 	if (!tx->reported &&
 	    (!tx->unacked || !(tx->flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE))))
 		tx_report(tx);
-	if (!tx->unacked) {
-		gm_list_del(&tx->live_entry);
-		free(tx);
-	}
+	if (!tx->unacked)
+		gm_tx_free(tx);
+}
+
+void gm_tx_free(struct gm_tx *tx)
+{
+	gm_list_del(&tx->live_entry);
+	gm_pool_put(&tx->msg->tx_pool, tx);
 }
 
 static void conn_mark_pending(struct gm_conn *conn)
@@ -185,9 +188,10 @@ ssize_t gm_msg_send(struct gm_msg *m, const struct iovec *iov, size_t count, fi_
 		return -FI_EINVAL;
 	if (len > GM_MAX_MSG_SIZE)
 		return -FI_EMSGSIZE;
-	tx = malloc(sizeof(*tx));
-	if (!tx)
+	if (m->tx_pool.used >= m->cfg.tx_max || !(tx = gm_pool_get(&m->tx_pool))) {
+		m->st.tx_refused++;
 		return -FI_EAGAIN;
+	}
 	*tx = (struct gm_tx){
 	    .msg = m,
 	    .conn = conn,
@@ -226,15 +230,17 @@ ssize_t gm_msg_send(struct gm_msg *m, const struct iovec *iov, size_t count, fi_
 /* Queue a protocol frame (CTS) of our own. */
 int gm_send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_t len)
 {
-	struct gm_tx *tx = calloc(1, sizeof(*tx));
+	struct gm_tx *tx = gm_pool_get(&conn->msg->tx_pool);
 
 	if (!tx)
 		return -FI_ENOMEM;
-	tx->msg = conn->msg;
-	tx->conn = conn;
-	tx->internal = true;
-	tx->first_type = type;
-	tx->state = GM_TX_QUEUED;
+	*tx = (struct gm_tx){
+	    .msg = conn->msg,
+	    .conn = conn,
+	    .internal = true,
+	    .first_type = type,
+	    .state = GM_TX_QUEUED,
+	};
 	memcpy(tx->inject_buf, thdr, len);
 	gm_list_init(&tx->entry);
 	gm_list_add_tail(&conn->msg->tx_live, &tx->live_entry);

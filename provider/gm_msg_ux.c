@@ -118,8 +118,11 @@ struct gm_ux *gm_ux_new(struct gm_conn *conn, const struct gm_msg_hdr *h, bool r
 	struct gm_msg *m = conn->msg;
 	struct gm_ux *ux = calloc(1, sizeof(*ux));
 
-	if (!ux)
+	if (!ux) {
+		m->st.drop_no_memory++;
+		MSG_WARN(m, "out of memory for an unexpected message: dropped\n");
 		return NULL;
+	}
 	ux->conn = conn;
 	ux->src = gm_conn_msg_src(conn);
 	if (ux_unknown(ux))
@@ -228,6 +231,8 @@ static void ux_release(struct gm_msg *m, struct gm_ux *ux, fi_addr_t src)
 	m->st.unknown_released++;
 	if (ux->bound || ux->claimed)
 		return; /* not held: a receive has it already */
+	if (!q && m->multi_starved)
+		return; /* gm_rx_unstarve finds it a receive, in order */
 	rx = gm_match_posted(&m->posted[q], src, q ? ux->tag : 0);
 	if (rx && (rx = gm_rx_take(rx, ux->msg_len)))
 		gm_ux_deliver(ux, rx);

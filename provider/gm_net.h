@@ -125,7 +125,7 @@ struct gm_net_stats {
 	uint64_t dup_dropped, ooo_buffered, acks_sent, acks_rcvd;
 	uint64_t bad_csum, bad_hdr, bad_port, bad_key, bad_version;
 	uint64_t ring_full_drops, peers_failed;
-	uint64_t bad_msg_crc; /* messages failed by their end-to-end CRC (gm_msg.c) */
+	uint64_t bad_msg_crc; /* messages failed by their end-to-end CRC (gm_msg_recv.c) */
 	uint64_t tx_high, tx_low;
 	/* bad_mac: failed the MAC (forged, corrupt, wrong secret); dropped first. */
 	uint64_t bad_mac;

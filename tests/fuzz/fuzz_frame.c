@@ -115,6 +115,8 @@ static const struct gm_msg_cfg fuzz_cfg = {
     .ux_peer_max = 256u << 10,
     .ux_unknown_max = 64u << 10,
     .ux_unknown_hold_ms = 20,
+    .tx_max = 24,
+    .rx_max = 24,
 };
 
 /* ---- the fake link: every frame we send is sanity-checked and dropped ---- */
@@ -308,6 +310,11 @@ static uint64_t up_now_ms(void *ctx)
 static void run_teardown(struct run *run)
 {
 	gm_msg_close(&run->msg);
+	if (run->msg.tx_pool.used || run->msg.rx_pool.used) {
+		fprintf(stderr, "close left %zu tx and %zu rx out of their pools\n",
+		        run->msg.tx_pool.used, run->msg.rx_pool.used);
+		abort();
+	}
 	gm_rel_port_close(run->port);
 	gm_rel_destroy(run->rel);
 	for (unsigned i = 0; i < run->nbufs; i++)

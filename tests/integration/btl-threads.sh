@@ -12,15 +12,11 @@ command -v mpirun >/dev/null || skip "mpirun not installed"
 ompi_info 2>/dev/null | grep -q 'MPI_THREAD_MULTIPLE: yes' ||
 	skip "this Open MPI was built without MPI_THREAD_MULTIPLE"
 . "$top/tools/gamma-env.sh"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 up "$NAME" --nodes 2 --netns
-hf=$("$GC" hostfile "$NAME") || fail "hostfile"
-sub=$("$GC" subnet "$NAME") || fail "subnet"
+mpi_cluster "$NAME" || fail "$CLUSTER_ERROR"
 rx0=$(cat "/sys/class/net/gc-$NAME-p1/statistics/tx_bytes")
-out=$(timeout -k 10 240 mpirun --hostfile "$hf" -np 2 --map-by node --bind-to none \
-	--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
-	-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path \
+out=$(timeout -k 10 240 "${MPI_CMD[@]}" -np 2 --map-by node \
 	--mca pml ob1 --mca btl self,gamma --mca btl_gamma_verbose 10 \
 	"$PROG" --threads 4 --rounds 4 2>&1)
 rc=$?

@@ -1,10 +1,13 @@
 # Shared by the virtual-cluster tests (sourced, not run): paths, skip rules,
-# a unique cluster name, and removal of that cluster on any exit.
+# a unique cluster name, and removal of that cluster on any exit.  Clusters
+# and the mpirun recipe come from tools/lib/mpi.sh, as for the experiments.
 #   . "$(dirname "$0")/cluster-lib.sh" PREFIX
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 GC=$top/tools/gamma-cluster
 RSH=$top/tools/gamma-rsh
+# shellcheck source=../../tools/lib/mpi.sh
+. "$top/tools/lib/mpi.sh"
 # Check programs are built in the tests build directory (automake runs tests there).
 BUILT=${GM_TESTS_BUILDDIR:-$(pwd)}
 RAWFRAME=$BUILT/tools/gm-rawframe
@@ -29,14 +32,12 @@ NAME=${1}$(($$ % 100000))
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gc-$NAME.XXXXXX")
 cleanup()
 {
-	local n
-	for n in ${CLUSTERS:-}; do "$GC" down "$n" >/dev/null 2>&1; done
+	cluster_down_all
 	[ -n "${BGPIDS:-}" ] && kill $BGPIDS 2>/dev/null
 	[ -n "${hns:-}" ] && ip netns del "$hns" 2>/dev/null
 	[ -n "${hbr:-}" ] && ip link del "$hbr" 2>/dev/null
 	rm -rf "$WORK"
 }
-CLUSTERS=
 BGPIDS=
 hns= hbr=
 trap cleanup EXIT
@@ -46,30 +47,8 @@ trap 'exit 1' INT TERM HUP
 # until its links carry frames.
 up()
 {
-	CLUSTERS="$CLUSTERS $1"
-	timeout 60 "$GC" up "$@" >"$WORK/up.out" 2>&1 || fail "gamma-cluster up $*: $(cat "$WORK/up.out")"
-	links_ready "$1"
-}
-
-# links_ready NAME: every link of cluster NAME is up with its carrier and every
-# bridge port forwards; until then the kernel drops what is sent.
-links_ready()
-{
-	local i f ns notready
-	for i in $(seq 300); do
-		notready=$({
-			ip -br link
-			for ns in $(ip netns list | awk -v p="gc-$1-" 'index($1, p) == 1 {print $1}'); do
-				ip -n "$ns" -br link
-			done
-		} | awk -v p="gc-$1-" 'index($1, p) == 1 && $2 != "UP" {print $1}'
-			for f in /sys/class/net/gc-"$1"-*/brport/state; do
-				[ -e "$f" ] && [ "$(cat "$f")" != 3 ] && echo "${f#/sys/class/net/} not forwarding"
-			done)
-		[ -z "$notready" ] && return 0
-		sleep 0.1
-	done
-	fail "cluster $1: links not ready after 30 s: $notready"
+	CLUSTER_LOG=$WORK/up.out
+	cluster_up "$@" || fail "$CLUSTER_ERROR"
 }
 
 # Everything of cluster $1 that the system shows: links, namespaces, state.

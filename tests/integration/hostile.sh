@@ -27,15 +27,12 @@ hostile_station hi
 
 macs=$(node_mac "$n0"),$(node_mac "$n1")
 
-hf=$("$GC" hostfile "$NAME") || fail "hostfile"
-sub=$("$GC" subnet "$NAME") || fail "subnet"
+mpi_cluster "$NAME" || fail "$CLUSTER_ERROR"
 ready=$WORK/ready stop=$WORK/stop
-OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FI_GAMMA_STATS=1 \
-	timeout -k 10 300 mpirun --hostfile "$hf" -np 2 --bind-to none \
-	--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
-	--mca pml ob1 --mca btl self,vader,gamma --mca btl_gamma_if_include "$n0,$n1" \
+FI_GAMMA_STATS=1 timeout -k 10 300 "${MPI_CMD[@]}" -np 2 \
+	"${MPI_BTL_GAMMA[@]}" --mca btl_gamma_if_include "$n0,$n1" \
 	--mca btl_base_verbose 10 \
-	-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path -x FI_GAMMA_STATS \
+	-x FI_GAMMA_STATS \
 	"$SOAK" "$ready" "$stop" >"$WORK/job.out" 2>&1 &
 job=$!
 BGPIDS="$BGPIDS $job"

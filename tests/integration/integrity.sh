@@ -15,10 +15,10 @@ ifs=$("$GC" ifaces "$NAME")
 # Only this cluster's interfaces: the provider lists at most 32, and a busy
 # machine may have more.
 export FI_GAMMA_IFACE=$ifs
+mpi_ompi
 for np in 2 4; do
-	out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 300 \
-		mpirun -np $np --oversubscribe --bind-to none \
-		-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path -x FI_GAMMA_IFACE -x FI_GAMMA_STATS=1 \
+	out=$(timeout -k 10 300 "${MPI_CMD[@]}" -np $np --oversubscribe \
+		-x FI_GAMMA_IFACE -x FI_GAMMA_STATS=1 \
 		--mca pml ob1 --mca btl self,gamma --mca btl_gamma_if_include "$ifs" \
 		"$PROG" --iters "${GM_INTEGRITY_ITERS:-20}" 2>&1)
 	rc=$?

@@ -63,15 +63,12 @@ SOAK=$BUILT/../experiments/faults/gm-mpi-soak
 [ -x "$SOAK" ] || fail "$SOAK not built (make check builds it)"
 up "$NAME" --nodes 2 --netns
 n0=gc-$NAME-n0 n1=gc-$NAME-n1
-hf=$("$GC" hostfile "$NAME") || fail "hostfile"
-sub=$("$GC" subnet "$NAME") || fail "subnet"
+mpi_cluster "$NAME" || fail "$CLUSTER_ERROR"
 job() {
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FI_GAMMA_STATS=1 \
-		timeout 300 mpirun --hostfile "$hf" -np 2 --bind-to none \
-		--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
-		--mca pml ob1 --mca btl self,vader,gamma --mca btl_gamma_if_include "$n0,$n1" \
+	FI_GAMMA_STATS=1 timeout 300 "${MPI_CMD[@]}" -np 2 \
+		"${MPI_BTL_GAMMA[@]}" --mca btl_gamma_if_include "$n0,$n1" \
 		--mca btl_base_verbose 10 \
-		-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path -x FI_GAMMA_STATS \
+		-x FI_GAMMA_STATS \
 		"$SOAK" "$WORK/ready$1" "$WORK/stop$1" >"$WORK/job$1.out" 2>&1
 }
 job 1 &

@@ -20,11 +20,9 @@ timeout 10 "$RSH" "gc-$NAME-n9" true 2>"$WORK/o" && fail "gamma-rsh to an unknow
 grep -q 'unknown host' "$WORK/o" || fail "gamma-rsh unknown host: unclear message: $(cat "$WORK/o")"
 ok "gamma-rsh: options, quoting, host by name and by address, unknown host refused"
 
-hf=$("$GC" hostfile "$NAME") || fail "hostfile"
+mpi_cluster "$NAME" || fail "$CLUSTER_ERROR"
 sub=$("$GC" subnet "$NAME") || fail "subnet"
-out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 90 \
-	mpirun --hostfile "$hf" -np 2 --bind-to none \
-	--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
+out=$(timeout -k 10 90 "${MPI_CMD[@]}" -np 2 \
 	--mca btl self,tcp --mca btl_tcp_if_include "$sub" \
 	"$HELLO" 4000000 2>&1) || fail "mpirun exited $?: $out"
 echo "$out"

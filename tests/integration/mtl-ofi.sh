@@ -11,16 +11,12 @@ command -v mpirun >/dev/null || skip "mpirun not installed"
 . "$top/tools/gamma-env.sh"
 
 up "$NAME" --nodes 2 --netns
-hf=$("$GC" hostfile "$NAME" --slots 2) || fail "hostfile"
-sub=$("$GC" subnet "$NAME") || fail "subnet"
+mpi_cluster "$NAME" --slots 2 || fail "$CLUSTER_ERROR"
 
 mtl() { # mtl NP PROG ARGS...
 	local np=$1
 	shift
-	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FI_GAMMA_STATS=1 timeout -k 10 180 \
-		mpirun --hostfile "$hf" -np "$np" --map-by slot --bind-to none \
-		--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
-		-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path -x FI_GAMMA_STATS \
+	FI_GAMMA_STATS=1 timeout -k 10 180 "${MPI_CMD[@]}" -np "$np" --map-by slot -x FI_GAMMA_STATS \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include gamma "$@" 2>&1
 }
 

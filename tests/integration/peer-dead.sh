@@ -15,16 +15,12 @@ command -v "$mpicc" >/dev/null || skip "mpicc not installed"
 "$mpicc" -O2 -o "$WORK/silent-peer" "$top/tests/mpi/silent-peer.c" || fail "cannot build silent-peer"
 
 up "$NAME" --nodes 2 --netns
-hf=$("$GC" hostfile "$NAME") || fail "hostfile"
-sub=$("$GC" subnet "$NAME") || fail "subnet"
+mpi_cluster "$NAME" || fail "$CLUSTER_ERROR"
 port=gc-$NAME-p1
 ready=$WORK/ready
 timeout_ms=3000
 
-OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 120 \
-	mpirun --hostfile "$hf" -np 2 --bind-to none \
-	--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
-	-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path -x FI_GAMMA_PEER_TIMEOUT=$timeout_ms \
+timeout -k 10 120 "${MPI_CMD[@]}" -np 2 -x FI_GAMMA_PEER_TIMEOUT=$timeout_ms \
 	--mca pml ob1 --mca btl self,gamma \
 	"$WORK/silent-peer" "$ready" >"$WORK/out" 2>&1 &
 job=$!

@@ -8,7 +8,9 @@
 # naming the host, before running anything; each launched process gets its
 # own host's interface; npb-runs/run --quick gives a table of verified rows
 # and records every host; gamma-faults runs on clean links (and refuses
-# shaping); gamma-bench --quick verifies every stack and the floor.
+# shaping); gamma-streams gives T1 and T2 of both stream patterns, every
+# message verified (and refuses shaping and --inprocess); gamma-bench
+# --quick verifies every stack and the floor.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${GAMMA_BUILD_DIR:-$(cd .. && pwd)}
@@ -159,6 +161,30 @@ rc=$?
 [ $rc -eq 0 ] || fail "gamma-faults --hosts --faults clean exited $rc: $(tail -20 "$WORK/faults.log")"
 grep -Eq '^\| clean +\| +2 \| +2/2 \|' "$WORK/faults.log" || fail "gamma-faults: no verified clean row: $(cat "$WORK/faults.log")"
 ok "gamma-faults --hosts: shaped faults refused, IS and CG verified on clean links"
+
+# gamma-streams on the same hosts: every node verifies every message and the
+# tool stops on the first that fails, so a row means verified data.
+for bad in "--rate 1gbit" "--gso off" "--nodes 2" "--inprocess"; do
+	# shellcheck disable=SC2086 # $bad is an option and its value
+	timeout 60 "$top/experiments/dq/gamma-streams" --hosts "$WORK/hosts" --iface lan2 --rsh "$AGENT" $bad \
+		>"$WORK/o" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] && grep -q -- "${bad%% *}.*--hosts\|--hosts.*${bad%% *}" "$WORK/o" && ! grep -q 'testing stream' "$WORK/o" ||
+		fail "gamma-streams --hosts $bad: exit $rc, not refused up front: $(cat "$WORK/o")"
+done
+timeout 300 "$top/experiments/dq/gamma-streams" --hosts "$WORK/hosts" --iface lan2 --rsh "$AGENT" --quick \
+	--sizes 2 --out "$WORK/streams" >"$WORK/streams.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] || fail "gamma-streams --hosts exited $rc: $(tail -20 "$WORK/streams.log")"
+for p in A B; do
+	for st in test local; do
+		grep -Eq "^$p,2048,$st,[0-9]+\.[0-9]+,[0-9]+\.[0-9]+,-\$" "$WORK/streams/results.csv" ||
+			fail "gamma-streams: no T1/T2 row for pattern $p, $st stream: $(cat "$WORK/streams/results.csv")"
+	done
+done
+grep -q "^$B " "$WORK/streams/hosts.txt" || fail "gamma-streams recorded no hosts"
+[ -s "$WORK/streams/figure10.png" ] || fail "gamma-streams drew no figure"
+ok "gamma-streams --hosts: T1 and T2 of both patterns, every message verified; shaping and --inprocess refused"
 
 # gamma-bench on the same two hosts.
 if [ -x "$build/experiments/pingpong/gamma-pingpong" ] && command -v mpicc.mpich >/dev/null &&

@@ -1,7 +1,7 @@
 /* Matching: tag/ignore masks, source wildcards, queue order, claims. */
 #include <criterion/criterion.h>
 
-#include "gm.h"
+#include "gm_msg.h"
 
 static struct gm_rx rxs[4];
 static struct gm_ux uxs[4];
@@ -62,19 +62,4 @@ Test(match, unexpected_claims_and_bound_are_hidden)
 	cr_assert_null(gm_match_unexpected(&q, FI_ADDR_UNSPEC, 0, 0, &q, true));
 	uxs[1].bound = &rxs[0];
 	cr_assert_eq(gm_match_unexpected(&q, 2, 0, ~0ull, NULL, false), &uxs[2]);
-}
-
-Test(match, iov_copy_across_entries)
-{
-	char a[3], b[5], out[8];
-	struct iovec iov[2] = {{a, 3}, {b, 5}};
-
-	cr_assert_eq(gm_iov_len(iov, 2), 8);
-	cr_assert_eq(gm_iov_copy_to(iov, 2, 2, "xyz", 3), 3);
-	cr_assert_eq(a[2], 'x');
-	cr_assert_eq(b[0], 'y');
-	cr_assert_eq(b[1], 'z');
-	cr_assert_eq(gm_iov_copy_to(iov, 2, 6, "0123", 4), 2, "copy stops at the end");
-	cr_assert_eq(gm_iov_copy_from(iov, 2, 2, out, 3), 3);
-	cr_assert(!memcmp(out, "xyz", 3));
 }

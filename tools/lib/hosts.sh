@@ -22,6 +22,8 @@
 
 # shellcheck shell=bash
 HOSTS_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=mpi.sh
+. "$HOSTS_LIB/mpi.sh"
 HOSTS_NAME=() HOSTS_SLOTS=() HOSTS_IFACE=() HOSTS_ADDR=() HOSTS_MTU=() HOSTS_CORES=()
 HOSTS_RSH=ssh HOSTS_SUBNETS='' HOSTS_LOCAL_ADDR='' HOSTS_ERROR='' HOSTS_DIR=''
 
@@ -166,18 +168,15 @@ export_agent()
 	export GAMMA_HOSTS_RSH=$HOSTS_RSH GAMMA_HOSTS_MAP=$HOSTS_DIR/agent.map
 }
 
-# hosts_ompi [NP]: HOSTS_CMD=(mpirun --hostfile F ...) with the launch options: no
-# binding (every orted would bind its rank to core 0), one agent call per
-# host from here (no tree spawn: the agent lives on this machine), the
-# out-of-band channel on the hosts' network, the plugin paths passed on.
+# hosts_ompi [NP]: HOSTS_CMD=(mpirun --hostfile F ...): mpi.sh's recipe
+# through the agent, one agent call per host from here (no tree spawn: the
+# agent lives on this machine), the out-of-band channel on the hosts'
+# network, and the helper's path passed on.
 hosts_ompi()
 {
 	export_agent
-	HOSTS_CMD=(mpirun --hostfile "$HOSTS_DIR/hostfile" ${1:+-np "$1"} --bind-to none
-		--mca plm_rsh_agent "$HOSTS_LIB/hosts-rsh-env" --mca plm_rsh_no_tree_spawn 1
-		--mca oob_tcp_if_include "$HOSTS_SUBNETS")
-	[ -n "${FI_PROVIDER_PATH:-}" ] && HOSTS_CMD+=(-x FI_PROVIDER_PATH)
-	[ -n "${OMPI_MCA_mca_base_component_path:-}" ] && HOSTS_CMD+=(-x OMPI_MCA_mca_base_component_path)
+	mpi_ompi "$HOSTS_DIR/hostfile" "$HOSTS_LIB/hosts-rsh-env" "$HOSTS_SUBNETS"
+	HOSTS_CMD=("${MPI_CMD[@]}" ${1:+-np "$1"} --mca plm_rsh_no_tree_spawn 1)
 	[ -n "${FI_GAMMA_RAWD:-}" ] && HOSTS_CMD+=(-x FI_GAMMA_RAWD)
 	return 0
 }

@@ -568,8 +568,7 @@ static void receiver_msg(struct gs *g, struct op *op, size_t len)
 	case SN_DATA:
 		if (!sn_seen_mark(&r->seen[p], h.seq) && !r->bad++)
 			sn_err("duplicate message %u from node %u", h.seq, h.src);
-		double sent = (double)h.send_ns / 1e9;
-		if (sent >= r->win0 && sent < r->win1)
+		if (sn_in_window(g->o, h.send_ns, now, r->win0, r->win1))
 			sn_stats_add(&r->st, (double)(now - h.send_ns) / 1e3, h.size);
 		if (g->o->paced && gs_ctrl(g, SN_ACK, h.seq, p))
 			r->err = 1;

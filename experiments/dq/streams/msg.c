@@ -138,3 +138,10 @@ bad:
 	         h.seq, sizeof(h) + k);
 	return -1;
 }
+
+bool sn_in_window(const struct sn_opts *o, uint64_t send_ns, uint64_t now_ns, double win0,
+                  double win1)
+{
+	double t = (double)(o->by_arrival ? now_ns : send_ns) / 1e9;
+	return t >= win0 && t < win1;
+}

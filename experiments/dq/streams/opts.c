@@ -11,7 +11,7 @@
 static const char usage[] =
     "usage: gamma-stream-node ROLE [options]\n"
     "One node's part of the double-queue stream experiment (experiments/dq/gamma-streams runs\n"
-    "it on every node of a virtual cluster). Every message carries its send time\n"
+    "it on every node of a virtual cluster or of real hosts). Every message carries its send time\n"
     "(CLOCK_MONOTONIC, common to the namespaces of one machine) and a payload the\n"
     "receiver verifies byte by byte; receivers print one-way times.\n"
     "Roles:\n"
@@ -37,6 +37,10 @@ static const char usage[] =
     "                    whose stream NAMEbulk a low-class gamma-recv --stream takes\n"
     "  --bulk-window W   sends of that bulk stream in flight (default 16)\n"
     "  --poll            busy-poll the completion queue (default: block)\n"
+    "  --by-arrival      receivers: count a message in the window by its arrival,\n"
+    "                    not its send time: for senders on other hosts, whose\n"
+    "                    clocks differ (one-way times then mean nothing; a paced\n"
+    "                    sender's half round trips still do)\n"
     "  --start T         start sending at monotonic time T (default: now)\n"
     "  --start-file F    wait for F, then start at the monotonic time it holds\n"
     "  --warm S          seconds after the start before the measurement window\n"
@@ -121,6 +125,7 @@ int sn_parse_opts(int argc, char **argv, struct sn_opts *o)
 		O_PACED,
 		O_STREAM,
 		O_POLL,
+		O_BY_ARRIVAL,
 		O_START,
 		O_WARM,
 		O_DURATION,
@@ -146,6 +151,7 @@ int sn_parse_opts(int argc, char **argv, struct sn_opts *o)
 	                                   {"paced", 0, 0, O_PACED},
 	                                   {"stream", 1, 0, O_STREAM},
 	                                   {"poll", 0, 0, O_POLL},
+	                                   {"by-arrival", 0, 0, O_BY_ARRIVAL},
 	                                   {"start", 1, 0, O_START},
 	                                   {"warm", 1, 0, O_WARM},
 	                                   {"duration", 1, 0, O_DURATION},
@@ -226,6 +232,9 @@ int sn_parse_opts(int argc, char **argv, struct sn_opts *o)
 			break;
 		case O_POLL:
 			o->poll = true;
+			break;
+		case O_BY_ARRIVAL:
+			o->by_arrival = true;
 			break;
 		case O_START_FILE:
 			o->start_file = optarg;

@@ -28,6 +28,7 @@ struct sn_opts {
 	int bulk_window;
 	int window;                   /* stream mode: sends in flight */
 	bool poll;                    /* busy-poll the CQ instead of blocking */
+	bool by_arrival;              /* receivers: window by arrival here, not by send stamp */
 	double start, warm, duration; /* CLOCK_MONOTONIC seconds */
 	const char *start_file;       /* the start time is written here once all are ready */
 	uint64_t count;               /* stop after this many messages (0: by time) */
@@ -99,5 +100,10 @@ int sn_gamma_send(const struct sn_opts *o);
 int sn_gamma_recv(const struct sn_opts *o);
 int sn_tcp_send(const struct sn_opts *o);
 int sn_tcp_recv(const struct sn_opts *o);
+/* Whether a message sent at send_ns and received at now_ns falls in the
+ * window [win0, win1): by its send stamp on one machine, by its arrival
+ * when the sender's clock is another host's (--by-arrival). */
+bool sn_in_window(const struct sn_opts *o, uint64_t send_ns, uint64_t now_ns, double win0,
+                  double win1);
 
 #endif

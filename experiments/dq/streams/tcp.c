@@ -194,8 +194,7 @@ int sn_tcp_recv(const struct sn_opts *o)
 				sn_err("message %llu: %s", (unsigned long long)got,
 				       h.seq != (uint32_t)got ? "out of sequence" : why);
 		}
-		double sent = (double)h.send_ns / 1e9;
-		if (sent >= win0 && sent < win1)
+		if (sn_in_window(o, h.send_ns, now, win0, win1))
 			sn_stats_add(&st, (double)(now - h.send_ns) / 1e3, h.size);
 		got++;
 	}
