@@ -68,6 +68,7 @@ ok "flat cluster, 2 nodes x 2 rails: 2 bridges, htb + double queue on all 8 link
 # 1's rail 0 (every frame verified) and not its rail 1, which then receives
 # exactly the M frames node 0 sends on rail 1.
 N=50 M=30
+bg=$BGPIDS
 rx "$WORK/r1" -w "${n}1b" $ET $((N + M)) 3000
 r1=$RX_PID
 rx "$WORK/r0" "${n}1" $ET $N 30000
@@ -79,6 +80,7 @@ timeout 20 "$RAWFRAME" send -n $N "${n}0b" ff:ff:ff:ff:ff:ff $ET $M >"$WORK/s" 2
 	fail "send rail 1: $(cat "$WORK/s")"
 kill -TERM $r1
 wait $r1
+BGPIDS=$bg # both reaped: their pids may now be anyone's
 grep -q "received $M valid of $((N + M)) (0 invalid, 0 duplicate)" "$WORK/r1" ||
 	fail "rail 1 must see its own $M frames and none of rail 0's: $(cat "$WORK/r1")"
 ok "rails are separate segments: rail 0 broadcast $N/$N on rail 0, 0 on rail 1; rail 1 got its $M"
@@ -109,6 +111,26 @@ for i in 0 1; do
 		fail "exec on node $i: GAMMA_IFACE"
 done
 ok "netns cluster, 2 nodes x 3 rails: each rail its own /24 ($subs), mtu 9000, GAMMA_IFACE lists"
+
+# The cluster as hosts for npb-runs/run and gamma-bench (tools/lib/hosts.sh):
+# each host with all its rails, every rail checked, every rail's subnet.
+if command -v fi_info >/dev/null; then
+	(
+		. "$top/tools/gamma-env.sh"
+		. "$top/tools/lib/hosts.sh"
+		mkdir "$WORK/h"
+		hosts_from_cluster "$NAME" "$WORK/h" && hosts_probe "$WORK/h" && hosts_write "$WORK/h" 1 ||
+			fail "hosts.sh: $HOSTS_ERROR"
+		[ "$(cat "$WORK/h/hosts")" = "gc-$NAME-n0 iface=gc-$NAME-n0,gc-$NAME-n0b,gc-$NAME-n0c
+gc-$NAME-n1 iface=gc-$NAME-n1,gc-$NAME-n1b,gc-$NAME-n1c" ] || fail "hosts file: $(cat "$WORK/h/hosts")"
+		[ "$HOSTS_SUBNETS" = "$subs" ] || fail "hosts' subnets $HOSTS_SUBNETS, not every rail's ($subs)"
+		grep -q "^gc-$NAME-n1 gc-$NAME-n1,gc-$NAME-n1b,gc-$NAME-n1c$" "$WORK/h/agent.map" ||
+			fail "agent map: $(cat "$WORK/h/agent.map")"
+	) || exit 1
+	ok "as hosts (tools/lib/hosts.sh): every rail of each node probed, every rail's subnet for the TCP baselines"
+else
+	echo "note: fi_info missing, the hosts view of the rails not checked"
+fi
 timeout 30 "$GC" down "$NAME" >/dev/null || fail "down failed"
 no_residue "after netns down"
 ok "netns down removes everything"
