@@ -6,7 +6,8 @@
 #
 # Hosts file: the format of mpirun's hostfile, one host per line, optional
 # `slots=N` and `iface=IF` (the Ethernet interface gamma and the TCP
-# baselines use there; default: the --iface given), `#` comments.
+# baselines use there; default: the --iface given; a comma list for a host
+# with several rails, rail 0 first), `#` comments.
 #
 #   hosts_load FILE IFACE RSH     read FILE; RSH is the agent (default ssh)
 #   hosts_probe DIR               check every host up front; DIR/hosts.txt
@@ -54,8 +55,8 @@ hosts_load()
 		[ -z "$slots" ] || [[ $slots =~ ^[1-9][0-9]{0,3}$ ]] ||
 			{ HOSTS_ERROR="$file:$n: slots needs a whole number from 1 to 9999, not '$slots'"; return 1; }
 		[ -n "$ifc" ] || { HOSTS_ERROR="$file:$n: no interface for $name (give --iface or iface=IF)"; return 1; }
-		[[ $ifc =~ ^[A-Za-z0-9_.:@-]{1,15}$ ]] ||
-			{ HOSTS_ERROR="$file:$n: '$ifc' is not an interface name"; return 1; }
+		[[ $ifc =~ ^[A-Za-z0-9_.:@-]{1,15}(,[A-Za-z0-9_.:@-]{1,15}){0,7}$ ]] ||
+			{ HOSTS_ERROR="$file:$n: '$ifc' is not an interface name (or a comma list of up to 8)"; return 1; }
 		[[ " ${HOSTS_NAME[*]} " != *" $name "* ]] || { HOSTS_ERROR="$file:$n: host $name listed twice"; return 1; }
 		HOSTS_NAME+=("$name") HOSTS_SLOTS+=("$slots") HOSTS_IFACE+=("$ifc")
 	done <"$file"
@@ -119,8 +120,10 @@ hosts_probe()
 		[ -n "$mtu0" ] || mtu0="${p[mtu]} (host ${HOSTS_NAME[0]}, ${HOSTS_IFACE[0]})"
 		[ "${p[mtu]}" = "${mtu0%% *}" ] ||
 			errs+="host $h: ${HOSTS_IFACE[$i]} has MTU ${p[mtu]}, but $mtu0: one MTU on every host"$'\n'
-		sub=$(net_of "${p[addr]}")
-		[[ $subs == *" $sub "* ]] || subs+="$sub "
+		for a in ${p[addrs]:-${p[addr]}}; do
+			sub=$(net_of "$a")
+			[[ $subs == *" $sub "* ]] || subs+="$sub "
+		done
 	done
 	HOSTS_ERROR=${errs%$'\n'}
 	[ -z "$HOSTS_ERROR" ] || return 1
@@ -203,11 +206,13 @@ hosts_run()
 
 # hosts_from_cluster NAME DIR: loads the nodes of gamma-cluster NAME (made
 # with --netns) as hosts, reached through gamma-rsh; DIR/hosts is the file.
+# A node with several rails gets them all (iface=RAIL0,RAIL1,...).
 hosts_from_cluster()
 {
-	local gc=$HOSTS_LIB/../gamma-cluster hf ifs
-	hf=$("$gc" hostfile "$1") && ifs=$("$gc" ifaces "$1") &&
-		paste -d' ' <(awk '{print $1}' "$hf") <(tr , '\n' <<<"$ifs") | awk '{print $1, "iface=" $2}' \
-			>"$2/hosts" || { HOSTS_ERROR="cannot list the hosts of cluster $1"; return 1; }
+	local gc=$HOSTS_LIB/../gamma-cluster hf ifs n rails
+	hf=$("$gc" hostfile "$1") && ifs=$("$gc" ifaces "$1") && n=$(wc -l <"$hf") && [ "$n" -gt 0 ] &&
+		rails=$(($(tr , '\n' <<<"$ifs" | wc -l) / n)) &&
+		paste -d' ' <(awk '{print $1}' "$hf") <(tr , '\n' <<<"$ifs" | paste -d, $(printf -- '- %.0s' $(seq "$rails"))) |
+		awk '{print $1, "iface=" $2}' >"$2/hosts" || { HOSTS_ERROR="cannot list the hosts of cluster $1"; return 1; }
 	hosts_load "$2/hosts" '' "$HOSTS_LIB/../gamma-rsh"
 }
