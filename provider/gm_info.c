@@ -177,8 +177,12 @@ static bool apply_hints(struct fi_info *fi, const struct fi_info *h)
 		return true;
 	if (h->caps & ~GM_CAPS)
 		return false;
-	if (h->addr_format != FI_FORMAT_UNSPEC)
-		return false;
+	if (h->addr_format != FI_FORMAT_UNSPEC) {
+		/* IP addresses: IPv4, the neighbour table gamma resolves through */
+		if (!gm_fmt_sin(h->addr_format))
+			return false;
+		fi->addr_format = FI_SOCKADDR_IN;
+	}
 	if (h->caps)
 		fi->caps = h->caps | (GM_CAPS & (FI_LOCAL_COMM | FI_REMOTE_COMM));
 	if (h->ep_attr) {
@@ -260,6 +264,60 @@ static void *dup_addr(const uint8_t mac[6], uint16_t port)
 	return a;
 }
 
+static void *dup_sin(struct in_addr ip, uint16_t port)
+{
+	struct sockaddr_in *sin = malloc(sizeof(*sin));
+
+	if (sin)
+		gm_sin_make(sin, ip, port);
+	return sin;
+}
+
+/* set_addrs for FI_SOCKADDR_IN: the source is one of the interface's IPv4 addresses. */
+static int set_addrs_sin(struct fi_info *fi, const struct gm_node *node, bool source,
+                         const char *service, uint16_t port, const char *ifname,
+                         const uint8_t own[6], const struct fi_info *h)
+{
+	uint16_t src_port = source ? port : 0;
+	struct in_addr ip;
+	uint8_t mac[6];
+
+	if (node && source ? gm_node_sin(node, true, ifname, own, &ip) : gm_sin_own(ifname, &ip))
+		return -FI_ENODATA;
+	if (h && h->src_addr) {
+		const struct sockaddr_in *sa = h->src_addr;
+		if (h->src_addrlen != sizeof(*sa) || sa->sin_family != AF_INET)
+			return -FI_ENODATA;
+		if (sa->sin_addr.s_addr != INADDR_ANY) {
+			if (!gm_ip_on_iface((const struct sockaddr *)sa, ifname))
+				return -FI_ENODATA;
+			ip = sa->sin_addr;
+		}
+		if (!source || !service)
+			src_port = ntohs(sa->sin_port);
+	}
+	fi->src_addr = dup_sin(ip, src_port);
+	if (!fi->src_addr)
+		return -FI_ENOMEM;
+	fi->src_addrlen = sizeof(struct sockaddr_in);
+	if (node && !source) {
+		if (gm_node_sin(node, false, ifname, own, &ip))
+			return -FI_ENODATA;
+		fi->dest_addr = dup_sin(ip, port);
+	} else if (h && h->dest_addr) {
+		const struct sockaddr_in *da = h->dest_addr;
+		if (h->dest_addrlen != sizeof(*da) || gm_sin_check(da, ifname, own, mac) < 0)
+			return -FI_ENODATA;
+		fi->dest_addr = dup_sin(da->sin_addr, ntohs(da->sin_port));
+	} else {
+		return 0;
+	}
+	if (!fi->dest_addr)
+		return -FI_ENOMEM;
+	fi->dest_addrlen = sizeof(struct sockaddr_in);
+	return 0;
+}
+
 /*
  * The addresses of one offer: the source is this interface's MAC and the
  * port asked for (0: chosen by fi_endpoint); the destination, if named.
@@ -272,6 +330,8 @@ static int set_addrs(struct fi_info *fi, const struct gm_node *node, bool source
 	uint8_t mac[6];
 	uint16_t src_port = source ? port : 0;
 
+	if (gm_fmt_sin(fi->addr_format))
+		return set_addrs_sin(fi, node, source, service, port, ifname, own, h);
 	if (h && h->src_addr) {
 		const struct gm_addr *sa = h->src_addr;
 		if (h->src_addrlen != sizeof(*sa) || memcmp(sa->mac, own, 6))
