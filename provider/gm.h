@@ -124,9 +124,16 @@ struct gm_domain {
 	bool signaled, fd_armed, fd_pending;
 };
 
-/* An FI_SOCKADDR_IN entry; pending until its MAC is known (gm_sockaddr.c). */
+/* An IP socket address of either family (gm_sockaddr.c). */
+union gm_sa {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
+/* An IP address entry; pending until its MAC is known. */
 struct gm_av_sin {
-	struct sockaddr_in sin;
+	union gm_sa sa; /* as inserted */
 	bool pending;
 };
 
@@ -139,8 +146,8 @@ struct gm_av {
 	struct gm_addr *addrs;
 	bool *valid; /* resolved: usable for sends and found by gm_av_find */
 	size_t count, cap;
-	uint32_t addr_format;     /* the domain's: FI_SOCKADDR_IN, or gamma's own */
-	struct gm_av_sin *sins;   /* FI_SOCKADDR_IN: each address as inserted */
+	uint32_t addr_format;     /* the domain's: FI_SOCKADDR_IN(6), or gamma's own */
+	struct gm_av_sin *sins;   /* IP formats: each address as inserted */
 	size_t *index, index_cap; /* by address: gm_av_index.c */
 	uint64_t gen;             /* bumped by every insert */
 	int refs;
@@ -331,20 +338,24 @@ void gm_node_free(struct gm_node *n);
 bool gm_ip_on_iface(const struct sockaddr *sa, const char *ifname);
 bool gm_ip_is_loopback(const struct sockaddr *sa);
 bool gm_arp_lookup(const struct sockaddr_in *sin, const char *ifname, uint8_t mac[6]);
-/* gm_sockaddr.c: FI_SOCKADDR_IN addresses on one interface */
-static inline bool gm_fmt_sin(uint32_t addr_format)
+/* gm_sockaddr.c: IP socket addresses (FI_SOCKADDR_IN, FI_SOCKADDR_IN6) on one interface */
+static inline bool gm_fmt_ip(uint32_t addr_format)
 {
-	return addr_format == FI_SOCKADDR_IN || addr_format == FI_SOCKADDR;
+	return addr_format == FI_SOCKADDR_IN || addr_format == FI_SOCKADDR ||
+	       addr_format == FI_SOCKADDR_IN6;
 }
-#define GM_SIN_PENDING 1 /* on the subnet, MAC not known yet */
-int gm_sin_check(const struct sockaddr_in *sin, const char *ifname, const uint8_t own[6],
-                 uint8_t mac[6]);
-void gm_sin_nudge(const struct sockaddr_in *sin, const char *ifname);
-int gm_sin_own(const char *ifname, struct in_addr *ip);
-void gm_sin_make(struct sockaddr_in *sin, struct in_addr ip, uint16_t port);
-int gm_node_sin(const struct gm_node *n, bool source, const char *ifname, const uint8_t own[6],
-                struct in_addr *ip);
-int gm_sin_straddr(const struct sockaddr_in *sin, char *buf, size_t len);
+size_t gm_fmt_len(uint32_t addr_format); /* of one address, gamma's own included */
+int gm_fmt_family(uint32_t addr_format);
+#define GM_SA_PENDING 1 /* on the link, MAC not known yet */
+int gm_sa_check(const union gm_sa *sa, int family, const char *ifname, const uint8_t own[6],
+                uint8_t mac[6]);
+void gm_sa_nudge(const union gm_sa *sa, const char *ifname);
+int gm_sa_own(const char *ifname, int family, union gm_sa *out);
+uint16_t gm_sa_port(const union gm_sa *a);
+void gm_sa_set_port(union gm_sa *a, uint16_t port);
+int gm_node_sa(const struct gm_node *n, bool source, int family, const char *ifname,
+               const uint8_t own[6], union gm_sa *out);
+int gm_sa_straddr(const union gm_sa *a, char *buf, size_t len);
 /* An endpoint's own address in its info's format (fi_getname). */
 int gm_addr_name(const struct fi_info *info, const char *ifname, const struct gm_addr *own,
                  void *addr, size_t *addrlen);

@@ -7,7 +7,7 @@
  *            IP address.  As a source (FI_SOURCE) it must name one of our
  *            interfaces or an IP address assigned to one; as a destination
  *            an IP address is ours (local communication) or a neighbour the
- *            kernel already resolved on that interface (/proc/net/arp).
+ *            kernel already resolved on that interface (gm_sockaddr.c).
  *            A loopback address (localhost) is this host on every interface.
  *            A host name is looked up once per fi_getinfo, then matched
  *            against each interface.
@@ -160,8 +160,12 @@ int gm_node_match(const struct gm_node *n, bool source, const char *ifname, cons
 			memcpy(mac, own, 6);
 			return 0;
 		}
-		if (!source && r->ai_family == AF_INET &&
-		    gm_arp_lookup((const struct sockaddr_in *)r->ai_addr, ifname, mac))
+		union gm_sa a = {0};
+		if (source || r->ai_addrlen > sizeof(a))
+			continue;
+		memcpy(&a, r->ai_addr, r->ai_addrlen);
+		/* a neighbour already resolved (ARP, IPv6 ND); not one still pending */
+		if (gm_sa_check(&a, r->ai_family, ifname, own, mac) == 0)
 			return 0;
 	}
 	return -FI_ENODATA;

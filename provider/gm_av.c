@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Address vector.  An address is struct gm_addr (MAC + port, 8 bytes) or,
- * in a domain whose fi_info has addr_format FI_SOCKADDR_IN, a struct
- * sockaddr_in that gm_sockaddr.c maps onto one.  fi_addr_t is the index of
+ * in a domain whose fi_info has addr_format FI_SOCKADDR_IN(6), a struct
+ * sockaddr_in(6) that gm_sockaddr.c maps onto one.  fi_addr_t is the index of
  * the entry for both FI_AV_TABLE and FI_AV_MAP: it is opaque to the
  * application either way, and an index makes the per-peer lookup on every
  * send a plain array access.
@@ -36,8 +36,8 @@ static void resolve_pending(struct gm_av *av, fi_addr_t i)
 	uint8_t own[6];
 
 	gm_net_mac(av->dom->net, own);
-	if (gm_sin_check(&s->sin, av->dom->ifname, own, av->addrs[i].mac)) {
-		gm_sin_nudge(&s->sin, av->dom->ifname);
+	if (gm_sa_check(&s->sa, s->sa.sa.sa_family, av->dom->ifname, own, av->addrs[i].mac)) {
+		gm_sa_nudge(&s->sa, av->dom->ifname);
 		GM_INFO(FI_LOG_AV, "fi_addr %lu: no neighbour entry on %s yet\n", (unsigned long)i,
 		        av->dom->ifname);
 		return;
@@ -72,7 +72,7 @@ static int av_grow(struct gm_av *av, size_t need)
 	if (!v)
 		return -FI_ENOMEM;
 	av->valid = v;
-	if (gm_fmt_sin(av->addr_format)) {
+	if (gm_fmt_ip(av->addr_format)) {
 		struct gm_av_sin *s = realloc(av->sins, cap * sizeof(*s));
 		if (!s)
 			return -FI_ENOMEM;
@@ -90,33 +90,36 @@ static bool mac_ok(const uint8_t mac[6])
 	return !(mac[0] & 1) && memcmp(mac, zero, 6);
 }
 
-static void resolve_sin(const struct gm_av *av, const struct sockaddr_in *sin, const uint8_t own[6],
-                        struct av_new *n)
+/* in: an address of the AV's family, as the application gave it (unaligned). */
+static void resolve_sa(const struct gm_av *av, const void *in, const uint8_t own[6],
+                       struct av_new *n)
 {
+	int family = gm_fmt_family(av->addr_format);
 	int r;
 
 	memset(&n->s, 0, sizeof(n->s));
-	n->s.sin.sin_family = sin->sin_family;
-	n->s.sin.sin_port = sin->sin_port;
-	n->s.sin.sin_addr = sin->sin_addr;
-	r = gm_sin_check(&n->s.sin, av->dom->ifname, own, n->a.mac);
+	memcpy(&n->s.sa, in, gm_fmt_len(av->addr_format));
+	/* keep what names the station, not what the application left in padding */
+	if (family == AF_INET)
+		memset(n->s.sa.in.sin_zero, 0, sizeof(n->s.sa.in.sin_zero));
+	else
+		n->s.sa.in6.sin6_flowinfo = 0;
+	r = gm_sa_check(&n->s.sa, family, av->dom->ifname, own, n->a.mac);
 	if (r < 0) {
 		n->err = -r;
 		return;
 	}
-	n->a.port = ntohs(sin->sin_port);
-	n->s.pending = r == GM_SIN_PENDING;
+	n->a.port = gm_sa_port(&n->s.sa);
+	n->s.pending = r == GM_SA_PENDING;
 	if (n->s.pending)
-		gm_sin_nudge(&n->s.sin, av->dom->ifname);
+		gm_sa_nudge(&n->s.sa, av->dom->ifname);
 }
 
 static void resolve_raw(const struct gm_av *av, const void *in, const uint8_t own[6],
                         struct av_new *n)
 {
 	if (av->sins) {
-		struct sockaddr_in sin;
-		memcpy(&sin, in, sizeof(sin));
-		resolve_sin(av, &sin, own, n);
+		resolve_sa(av, in, own, n);
 		return;
 	}
 	memcpy(&n->a, in, sizeof(n->a));
@@ -126,26 +129,32 @@ static void resolve_raw(const struct gm_av *av, const void *in, const uint8_t ow
 
 /*
  * node (a host name or address, fi_getinfo's sense) and a port, in the
- * AV's format: an IP address for FI_SOCKADDR_IN, else what gm_addr.c
+ * AV's format: an IP address for the IP formats, else what gm_addr.c
  * resolves for fi_getinfo's destinations.
  */
 static void resolve_node(const struct gm_av *av, const char *node, uint16_t port,
                          const uint8_t own[6], struct av_new *n)
 {
 	if (av->sins) {
-		struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *ai;
+		struct addrinfo hints = {.ai_family = gm_fmt_family(av->addr_format),
+		                         .ai_socktype = SOCK_DGRAM};
+		struct addrinfo *ai;
+		int err = 0;
+
 		if (getaddrinfo(node, NULL, &hints, &ai)) {
 			n->err = FI_EADDRNOTAVAIL;
 			return;
 		}
 		/* the first of the node's addresses this interface reaches, else the first's error
 		 */
-		int err = 0;
 		for (const struct addrinfo *r = ai; r; r = r->ai_next) {
-			struct sockaddr_in sin = *(const struct sockaddr_in *)r->ai_addr;
+			union gm_sa sa = {0};
 			struct av_new t = {0};
-			sin.sin_port = htons(port);
-			resolve_sin(av, &sin, own, &t);
+			if (r->ai_addrlen > sizeof(sa))
+				continue;
+			memcpy(&sa, r->ai_addr, r->ai_addrlen);
+			gm_sa_set_port(&sa, port);
+			resolve_sa(av, &sa, own, &t);
 			if (!t.err) {
 				*n = t;
 				err = 0;
@@ -241,7 +250,7 @@ static int gm_av_insert(struct fid_av *fav, const void *addr, size_t count, fi_a
                         uint64_t flags, void *context)
 {
 	struct gm_av *av = gm_container_of(fav, struct gm_av, fid);
-	size_t len = av->sins ? sizeof(struct sockaddr_in) : sizeof(struct gm_addr);
+	size_t len = gm_fmt_len(av->addr_format);
 	struct av_new *nw;
 	uint8_t own[6];
 	int ret = check_flags(av, flags, context);
@@ -283,7 +292,7 @@ static int gm_av_insertsvc(struct fid_av *fav, const char *node, const char *ser
 }
 
 /*
- * The i-th node of fi_av_insertsym: an IPv4 address plus i, or a name
+ * The i-th node of fi_av_insertsym: an IP address plus i, or a name
  * whose numeric suffix is counted up (host09, host10, ...).
  */
 static int sym_node(const char *node, size_t i, char *out, size_t len)
@@ -291,9 +300,19 @@ static int sym_node(const char *node, size_t i, char *out, size_t len)
 	struct in_addr ip;
 	size_t n = strlen(node), d = n;
 
+	struct in6_addr ip6;
+
 	if (inet_pton(AF_INET, node, &ip) == 1) {
 		ip.s_addr = htonl(ntohl(ip.s_addr) + (uint32_t)i);
 		return inet_ntop(AF_INET, &ip, out, (socklen_t)len) ? 0 : -FI_EINVAL;
+	}
+	if (inet_pton(AF_INET6, node, &ip6) == 1) {
+		uint64_t carry = i;
+		for (int b = 15; b >= 0 && carry; b--, carry >>= 8) {
+			carry += ip6.s6_addr[b];
+			ip6.s6_addr[b] = (uint8_t)carry;
+		}
+		return inet_ntop(AF_INET6, &ip6, out, (socklen_t)len) ? 0 : -FI_EINVAL;
 	}
 	while (d && node[d - 1] >= '0' && node[d - 1] <= '9')
 		d--;
@@ -340,7 +359,7 @@ static int gm_av_insertsym(struct fid_av *fav, const char *node, size_t nodecnt,
 		for (size_t j = 1; j < svccnt; j++) {
 			h[j] = *h;
 			h[j].a.port = (uint16_t)(port + j);
-			h[j].s.sin.sin_port = htons((uint16_t)(port + j));
+			gm_sa_set_port(&h[j].s.sa, (uint16_t)(port + j));
 		}
 	}
 	ret = av_commit(av, nw, total, fi_addr, flags, context);
@@ -388,7 +407,7 @@ static int gm_av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, ui
 static int gm_av_lookup(struct fid_av *fav, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 {
 	struct gm_av *av = gm_container_of(fav, struct gm_av, fid);
-	size_t len = av->sins ? sizeof(struct sockaddr_in) : sizeof(struct gm_addr);
+	size_t len = gm_fmt_len(av->addr_format);
 	size_t n = *addrlen < len ? *addrlen : len;
 	bool found;
 
@@ -397,8 +416,8 @@ static int gm_av_lookup(struct fid_av *fav, fi_addr_t fi_addr, void *addr, size_
 	found =
 	    fi_addr < av->count && (av->valid[fi_addr] || (av->sins && av->sins[fi_addr].pending));
 	if (found)
-		memcpy(addr,
-		       av->sins ? (void *)&av->sins[fi_addr].sin : (void *)&av->addrs[fi_addr], n);
+		memcpy(addr, av->sins ? (void *)&av->sins[fi_addr].sa : (void *)&av->addrs[fi_addr],
+		       n);
 	pthread_mutex_unlock(&av->dom->lock);
 	if (!found)
 		return -FI_ENOENT;
@@ -413,9 +432,9 @@ static const char *gm_av_straddr(struct fid_av *fav, const void *addr, char *buf
 	int n;
 
 	if (av->sins) {
-		struct sockaddr_in sin;
-		memcpy(&sin, addr, sizeof(sin));
-		n = gm_sin_straddr(&sin, tmp, sizeof(tmp));
+		union gm_sa sa = {0};
+		memcpy(&sa, addr, gm_fmt_len(av->addr_format));
+		n = gm_sa_straddr(&sa, tmp, sizeof(tmp));
 	} else {
 		struct gm_addr a;
 		memcpy(&a, addr, sizeof(a));
@@ -483,7 +502,7 @@ int gm_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av
 		return -FI_EBADFLAGS;
 	if (attr->name)
 		return -FI_ENOSYS; /* named (shared) AVs are not supported */
-	if (dom->addr_format != FI_FORMAT_UNSPEC && !gm_fmt_sin(dom->addr_format))
+	if (dom->addr_format != FI_FORMAT_UNSPEC && !gm_fmt_ip(dom->addr_format))
 		return -FI_EINVAL; /* a format this provider never offered */
 	av = calloc(1, sizeof(*av));
 	if (!av)

@@ -178,10 +178,11 @@ static bool apply_hints(struct fi_info *fi, const struct fi_info *h)
 	if (h->caps & ~GM_CAPS)
 		return false;
 	if (h->addr_format != FI_FORMAT_UNSPEC) {
-		/* IP addresses: IPv4, the neighbour table gamma resolves through */
-		if (!gm_fmt_sin(h->addr_format))
+		if (!gm_fmt_ip(h->addr_format))
 			return false;
-		fi->addr_format = FI_SOCKADDR_IN;
+		/* FI_SOCKADDR: the family gamma's neighbour tables serve first, IPv4 */
+		fi->addr_format =
+		    h->addr_format == FI_SOCKADDR_IN6 ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
 	}
 	if (h->caps)
 		fi->caps = h->caps | (GM_CAPS & (FI_LOCAL_COMM | FI_REMOTE_COMM));
@@ -264,57 +265,69 @@ static void *dup_addr(const uint8_t mac[6], uint16_t port)
 	return a;
 }
 
-static void *dup_sin(struct in_addr ip, uint16_t port)
+static void *dup_sa(const union gm_sa *a, uint16_t port, size_t len)
 {
-	struct sockaddr_in *sin = malloc(sizeof(*sin));
+	union gm_sa *d = malloc(sizeof(*d));
 
-	if (sin)
-		gm_sin_make(sin, ip, port);
-	return sin;
+	if (d) {
+		memcpy(d, a, len);
+		gm_sa_set_port(d, port);
+	}
+	return d;
 }
 
-/* set_addrs for FI_SOCKADDR_IN: the source is one of the interface's IPv4 addresses. */
-static int set_addrs_sin(struct fi_info *fi, const struct gm_node *node, bool source,
-                         const char *service, uint16_t port, const char *ifname,
-                         const uint8_t own[6], const struct fi_info *h)
+/* set_addrs for the IP formats: the source is one of the interface's addresses. */
+static int set_addrs_sa(struct fi_info *fi, const struct gm_node *node, bool source,
+                        const char *service, uint16_t port, const char *ifname,
+                        const uint8_t own[6], const struct fi_info *h)
 {
+	int family = gm_fmt_family(fi->addr_format);
+	size_t len = gm_fmt_len(fi->addr_format);
 	uint16_t src_port = source ? port : 0;
-	struct in_addr ip;
+	union gm_sa ip, hint = {0};
 	uint8_t mac[6];
 
-	if (node && source ? gm_node_sin(node, true, ifname, own, &ip) : gm_sin_own(ifname, &ip))
+	if (node && source ? gm_node_sa(node, true, family, ifname, own, &ip)
+	                   : gm_sa_own(ifname, family, &ip))
 		return -FI_ENODATA;
 	if (h && h->src_addr) {
-		const struct sockaddr_in *sa = h->src_addr;
-		if (h->src_addrlen != sizeof(*sa) || sa->sin_family != AF_INET)
+		if (h->src_addrlen != len)
 			return -FI_ENODATA;
-		if (sa->sin_addr.s_addr != INADDR_ANY) {
-			if (!gm_ip_on_iface((const struct sockaddr *)sa, ifname))
+		memcpy(&hint, h->src_addr, len);
+		if (hint.sa.sa_family != family)
+			return -FI_ENODATA;
+		bool any = family == AF_INET ? hint.in.sin_addr.s_addr == INADDR_ANY
+		                             : IN6_IS_ADDR_UNSPECIFIED(&hint.in6.sin6_addr);
+		if (!any) {
+			if (!gm_ip_on_iface(&hint.sa, ifname))
 				return -FI_ENODATA;
-			ip = sa->sin_addr;
+			ip = hint;
 		}
 		if (!source || !service)
-			src_port = ntohs(sa->sin_port);
+			src_port = gm_sa_port(&hint);
 	}
-	fi->src_addr = dup_sin(ip, src_port);
+	fi->src_addr = dup_sa(&ip, src_port, len);
 	if (!fi->src_addr)
 		return -FI_ENOMEM;
-	fi->src_addrlen = sizeof(struct sockaddr_in);
+	fi->src_addrlen = len;
 	if (node && !source) {
-		if (gm_node_sin(node, false, ifname, own, &ip))
+		if (gm_node_sa(node, false, family, ifname, own, &ip))
 			return -FI_ENODATA;
-		fi->dest_addr = dup_sin(ip, port);
+		fi->dest_addr = dup_sa(&ip, port, len);
 	} else if (h && h->dest_addr) {
-		const struct sockaddr_in *da = h->dest_addr;
-		if (h->dest_addrlen != sizeof(*da) || gm_sin_check(da, ifname, own, mac) < 0)
+		union gm_sa d = {0};
+		if (h->dest_addrlen != len)
 			return -FI_ENODATA;
-		fi->dest_addr = dup_sin(da->sin_addr, ntohs(da->sin_port));
+		memcpy(&d, h->dest_addr, len);
+		if (gm_sa_check(&d, family, ifname, own, mac) < 0)
+			return -FI_ENODATA;
+		fi->dest_addr = dup_sa(&d, gm_sa_port(&d), len);
 	} else {
 		return 0;
 	}
 	if (!fi->dest_addr)
 		return -FI_ENOMEM;
-	fi->dest_addrlen = sizeof(struct sockaddr_in);
+	fi->dest_addrlen = len;
 	return 0;
 }
 
@@ -330,8 +343,8 @@ static int set_addrs(struct fi_info *fi, const struct gm_node *node, bool source
 	uint8_t mac[6];
 	uint16_t src_port = source ? port : 0;
 
-	if (gm_fmt_sin(fi->addr_format))
-		return set_addrs_sin(fi, node, source, service, port, ifname, own, h);
+	if (gm_fmt_ip(fi->addr_format))
+		return set_addrs_sa(fi, node, source, service, port, ifname, own, h);
 	if (h && h->src_addr) {
 		const struct gm_addr *sa = h->src_addr;
 		if (h->src_addrlen != sizeof(*sa) || memcmp(sa->mac, own, 6))

@@ -1,102 +1,138 @@
 /*
- * FI_SOCKADDR_IN (what an application asking for FI_SOCKADDR gets, as
- * fabtests' fi_av_test does): IPv4 addresses in fi_getinfo, fi_getname and
- * the AV, each address's own error, and messages both ways between such a
- * domain on IF_A and gamma's own format on IF_B.
+ * IP socket addresses: FI_SOCKADDR (fabtests' fi_av_test asks for it; the
+ * answer is FI_SOCKADDR_IN) and FI_SOCKADDR_IN6, in fi_getinfo, fi_getname
+ * and the AV, each address's own error, and messages both ways between
+ * such a domain on IF_A and gamma's own format on IF_B.
  */
 #include "gm-conform.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-static struct sockaddr_in sin_of(const char *ip, uint16_t port)
-{
-	struct sockaddr_in s = {.sin_family = AF_INET, .sin_port = htons(port)};
+union ip_sa {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
 
-	WANT(inet_pton(AF_INET, ip, &s.sin_addr) == 1, "bad IPv4 address %s", ip);
+static size_t sa_len(int family)
+{
+	return family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+static union ip_sa sa_of(const char *ip, uint16_t port)
+{
+	union ip_sa s = {0};
+
+	if (inet_pton(AF_INET, ip, &s.in.sin_addr) == 1) {
+		s.in.sin_family = AF_INET;
+		s.in.sin_port = htons(port);
+	} else {
+		WANT(inet_pton(AF_INET6, ip, &s.in6.sin6_addr) == 1, "bad IP address %s", ip);
+		s.in6.sin6_family = AF_INET6;
+		s.in6.sin6_port = htons(port);
+	}
 	return s;
 }
 
-/* ip with its last byte replaced: the subnet's broadcast, or another host */
-static struct sockaddr_in sin_host(const char *ip, uint8_t host, uint16_t port)
+/* ip with its last byte replaced: the IPv4 subnet's broadcast, or another host */
+static union ip_sa sa_host(const char *ip, uint8_t host, uint16_t port)
 {
-	struct sockaddr_in s = sin_of(ip, port);
+	union ip_sa s = sa_of(ip, port);
 
-	s.sin_addr.s_addr = htonl((ntohl(s.sin_addr.s_addr) & ~0xffu) | host);
+	if (s.sa.sa_family == AF_INET)
+		s.in.sin_addr.s_addr = htonl((ntohl(s.in.sin_addr.s_addr) & ~0xffu) | host);
+	else
+		s.in6.sin6_addr.s6_addr[15] = host;
 	return s;
 }
 
-static bool same_sin(const void *p, const struct sockaddr_in *want)
+static bool same_sa(const void *p, const union ip_sa *want)
 {
-	const struct sockaddr_in *s = p;
+	union ip_sa s;
 
-	return s->sin_family == AF_INET && s->sin_port == want->sin_port &&
-	       s->sin_addr.s_addr == want->sin_addr.s_addr;
+	memcpy(&s, p, sa_len(want->sa.sa_family));
+	if (s.sa.sa_family != want->sa.sa_family)
+		return false;
+	if (s.sa.sa_family == AF_INET)
+		return s.in.sin_port == want->in.sin_port &&
+		       s.in.sin_addr.s_addr == want->in.sin_addr.s_addr;
+	return s.in6.sin6_port == want->in6.sin6_port &&
+	       !memcmp(&s.in6.sin6_addr, &want->in6.sin6_addr, sizeof(struct in6_addr));
 }
 
-static void check_sock_getinfo(const char *if_a, const char *ip_a, const char *ip_b)
+static void check_sa_getinfo(const char *if_a, uint32_t fmt, const char *ip_a, const char *ip_b)
 {
 	struct fi_info *h = base_hints(if_a), *info;
-	struct sockaddr_in a4250 = sin_of(ip_a, 4250), a0 = sin_of(ip_a, 0),
-	                   b4242 = sin_of(ip_b, 4242);
+	union ip_sa a4250 = sa_of(ip_a, 4250), a0 = sa_of(ip_a, 0), b4242 = sa_of(ip_b, 4242);
+	uint32_t want = fmt == FI_SOCKADDR_IN6 ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
+	size_t len = sa_len(a0.sa.sa_family);
 
-	h->addr_format = FI_SOCKADDR;
+	h->addr_format = fmt;
 	CHK(fi_getinfo(VERS, NULL, "4250", FI_SOURCE, h, &info));
-	WANT(!info->next && info->addr_format == FI_SOCKADDR_IN,
-	     "FI_SOCKADDR: addr_format %u, expected FI_SOCKADDR_IN", info->addr_format);
-	WANT(info->src_addrlen == sizeof(struct sockaddr_in) && same_sin(info->src_addr, &a4250),
-	     "FI_SOCKADDR source is not %s:4250", ip_a);
-	fi_freeinfo(info);
-	CHK(fi_getinfo(VERS, ip_b, "4242", 0, h, &info));
-	WANT(info->dest_addrlen == sizeof(struct sockaddr_in) && same_sin(info->dest_addr, &b4242),
-	     "FI_SOCKADDR destination is not %s:4242", ip_b);
-	WANT(same_sin(info->src_addr, &a0), "FI_SOCKADDR source with a destination: not %s:0",
+	WANT(!info->next && info->addr_format == want, "addr_format %u asked: %u, expected %u", fmt,
+	     info->addr_format, want);
+	WANT(info->src_addrlen == len && same_sa(info->src_addr, &a4250), "source is not %s:4250",
 	     ip_a);
 	fi_freeinfo(info);
-	WANT(fi_getinfo(VERS, "192.0.2.1", "4242", 0, h, &info) == -FI_ENODATA,
+	CHK(fi_getinfo(VERS, ip_b, "4242", 0, h, &info));
+	WANT(info->dest_addrlen == len && same_sa(info->dest_addr, &b4242),
+	     "destination is not %s:4242", ip_b);
+	WANT(same_sa(info->src_addr, &a0), "source with a destination: not %s:0", ip_a);
+	fi_freeinfo(info);
+	WANT(fi_getinfo(VERS, want == FI_SOCKADDR_IN ? "192.0.2.1" : "2001:db8::1", "4242", 0, h,
+	                &info) == -FI_ENODATA,
 	     "off-link destination not refused");
-	h->addr_format = FI_SOCKADDR_IN6;
-	WANT(fi_getinfo(VERS, NULL, NULL, 0, h, &info) == -FI_ENODATA, "FI_SOCKADDR_IN6 offered");
 	h->addr_format = FI_ADDR_STR;
 	WANT(fi_getinfo(VERS, NULL, NULL, 0, h, &info) == -FI_ENODATA, "FI_ADDR_STR offered");
 	fi_freeinfo(h);
-	printf("ok: fi_getinfo FI_SOCKADDR gives FI_SOCKADDR_IN source/destination addresses\n");
+	printf("ok: fi_getinfo addr_format %u gives %s source/destination addresses\n", fmt,
+	       want == FI_SOCKADDR_IN ? "FI_SOCKADDR_IN" : "FI_SOCKADDR_IN6");
 }
 
 #define NV 8
 
 /* One of each: resolved, malformed, unusable, beyond the subnet, own, pending. */
-static void bad_good(struct sockaddr_in v[NV], int err[NV], const char *ip_a, const char *ip_b,
+static void bad_good(union ip_sa v[NV], int err[NV], const char *ip_a, const char *ip_b,
                      const char *ip_c)
 {
-	const struct sockaddr_in list[NV] = {sin_of(ip_b, 7),        {0},
-	                                     sin_of("224.0.0.1", 7), sin_host(ip_b, 255, 7),
-	                                     sin_of("192.0.2.1", 7), sin_of(ip_a, 7),
-	                                     sin_of("127.0.0.1", 7), sin_of(ip_c, 7)};
+	bool v4 = sa_of(ip_a, 0).sa.sa_family == AF_INET;
+	const union ip_sa list[NV] = {sa_of(ip_b, 7),
+	                              {{0}},
+	                              sa_of(v4 ? "224.0.0.1" : "ff02::1", 7),
+	                              v4 ? sa_host(ip_b, 255, 7) : sa_of("::", 7),
+	                              sa_of(v4 ? "192.0.2.1" : "2001:db8::1", 7),
+	                              sa_of(ip_a, 7),
+	                              sa_of(v4 ? "127.0.0.1" : "::1", 7),
+	                              sa_of(ip_c, 7)};
 	const int e[NV] = {0, FI_EINVAL, FI_EADDRNOTAVAIL, FI_EADDRNOTAVAIL, FI_EHOSTUNREACH};
 
 	memcpy(v, list, sizeof(list));
 	memcpy(err, e, sizeof(e));
 }
 
-static void check_sock_av(struct side *s, const char *ip_a, const char *ip_b, const char *ip_c)
+/* The AV of s (an IP domain), as fi_av(3) has it; v[] packed as the format's addresses. */
+static void check_sa_av(struct side *s, const char *ip_a, const char *ip_b, const char *ip_c)
 {
 	struct fi_av_attr attr = {.type = FI_AV_TABLE};
-	struct sockaddr_in v[NV], got;
-	int want[NV], errs[NV];
+	union ip_sa v[NV], got;
+	int family = sa_of(ip_a, 0).sa.sa_family;
+	size_t alen = sa_len(family), len;
+	uint8_t packed[NV * sizeof(union ip_sa)];
+	int want[NV], errs[NV], ok = 0;
+	char str[80], want_str[80];
 	fi_addr_t fa[NV];
 	struct fid_av *av;
-	char str[64];
-	size_t len;
-	int ok = 0;
 
 	bad_good(v, want, ip_a, ip_b, ip_c);
-	for (int i = 0; i < NV; i++)
+	for (int i = 0; i < NV; i++) {
+		memcpy(packed + i * alen, &v[i], alen);
 		ok += !want[i];
+	}
 	CHK(fi_av_open(s->domain, &attr, &av, NULL));
 	memset(errs, 0x55, sizeof(errs));
-	WANT(fi_av_insert(av, v, NV, fa, FI_SYNC_ERR, errs) == ok, "FI_SYNC_ERR insert: not %d",
-	     ok);
+	WANT(fi_av_insert(av, packed, NV, fa, FI_SYNC_ERR, errs) == ok,
+	     "FI_SYNC_ERR insert: not %d", ok);
 	for (int i = 0; i < NV; i++) {
 		WANT(errs[i] == want[i], "address %d: error %d, expected %d", i, errs[i], want[i]);
 		WANT(fa[i] == (want[i] ? FI_ADDR_NOTAVAIL : (fi_addr_t)i),
@@ -109,24 +145,22 @@ static void check_sock_av(struct side *s, const char *ip_a, const char *ip_b, co
 			continue;
 		}
 		CHK(fi_av_lookup(av, fa[i], &got, &len));
-		WANT(len == sizeof(got) && same_sin(&got, &v[i]), "lookup %d: not as inserted", i);
+		WANT(len == alen && same_sa(&got, &v[i]), "lookup %d: not as inserted", i);
 	}
-	char want_str[64];
 	len = sizeof(str);
 	fi_av_straddr(av, &v[0], str, &len);
-	snprintf(want_str, sizeof(want_str), "fi_sockaddr_in://%s:7", ip_b);
+	snprintf(want_str, sizeof(want_str),
+	         family == AF_INET ? "fi_sockaddr_in://%s:7" : "fi_sockaddr_in6://[%s]:7", ip_b);
 	WANT(!strcmp(str, want_str) && len == strlen(str) + 1, "fi_av_straddr: '%s'", str);
 
 	/* by name: fi_av_insertsvc, fi_av_insertsym (man page's 10.1.1.1 example) */
-	struct sockaddr_in sym[4] = {sin_of(ip_b, 5000), sin_of(ip_b, 5001),
-	                             sin_host(ip_b, 3, 5000), sin_host(ip_b, 3, 5001)};
-	char ip3[INET_ADDRSTRLEN];
-	inet_ntop(AF_INET, &sym[2].sin_addr, ip3, sizeof(ip3));
+	union ip_sa sym[4] = {sa_of(ip_b, 5000), sa_of(ip_b, 5001), sa_host(ip_b, 3, 5000),
+	                      sa_host(ip_b, 3, 5001)};
+	union ip_sa b4321 = sa_of(ip_b, 4321);
 	WANT(fi_av_insertsvc(av, ip_b, "4321", fa, 0, NULL) == 1, "fi_av_insertsvc %s", ip_b);
 	len = sizeof(got);
 	CHK(fi_av_lookup(av, fa[0], &got, &len));
-	struct sockaddr_in b4321 = sin_of(ip_b, 4321);
-	WANT(same_sin(&got, &b4321), "fi_av_insertsvc: not %s:4321", ip_b);
+	WANT(same_sa(&got, &b4321), "fi_av_insertsvc: not %s:4321", ip_b);
 	WANT(fi_av_insertsvc(av, "g00n13s", "4321", fa, 0, NULL) == 0 && fa[0] == FI_ADDR_NOTAVAIL,
 	     "fi_av_insertsvc of an unknown host");
 	WANT(fi_av_insertsvc(av, ip_b, "http", fa, 0, NULL) == 0 && fa[0] == FI_ADDR_NOTAVAIL,
@@ -135,7 +169,7 @@ static void check_sock_av(struct side *s, const char *ip_a, const char *ip_b, co
 	for (int i = 0; i < 4; i++) {
 		len = sizeof(got);
 		CHK(fi_av_lookup(av, fa[i], &got, &len));
-		WANT(same_sin(&got, &sym[i]), "fi_av_insertsym address %d", i);
+		WANT(same_sa(&got, &sym[i]), "fi_av_insertsym address %d", i);
 	}
 	WANT(fi_av_insertsym(av, "g00n", 2, "5000", 1, fa, 0, NULL) == -FI_EINVAL,
 	     "insertsym of two hosts named without a number");
@@ -145,9 +179,9 @@ static void check_sock_av(struct side *s, const char *ip_a, const char *ip_b, co
 	attr.flags = FI_EVENT;
 	CHK(fi_av_open(s->domain, &attr, &av, NULL));
 	CHK(fi_av_bind(av, &s->eq->fid, 0));
-	WANT(fi_av_insert(av, v, NV, fa, FI_SYNC_ERR, errs) == -FI_EBADFLAGS,
+	WANT(fi_av_insert(av, packed, NV, fa, FI_SYNC_ERR, errs) == -FI_EBADFLAGS,
 	     "FI_SYNC_ERR on an FI_EVENT AV");
-	WANT(fi_av_insert(av, v, NV, fa, FI_MORE, (void *)0xa5) == 0, "FI_EVENT insert");
+	WANT(fi_av_insert(av, packed, NV, fa, FI_MORE, (void *)0xa5) == 0, "FI_EVENT insert");
 	for (int i = 0; i < NV; i++) {
 		struct fi_eq_err_entry ee = {0};
 		struct fi_eq_entry e;
@@ -169,13 +203,15 @@ static void check_sock_av(struct side *s, const char *ip_a, const char *ip_b, co
 	for (int i = 0; i < NV; i++)
 		WANT((fa[i] == FI_ADDR_NOTAVAIL) == !!want[i], "FI_EVENT fi_addr %d", i);
 	CHK(fi_close(&av->fid));
-	printf("ok: FI_SOCKADDR_IN AV: per-address errors (sync, FI_SYNC_ERR, FI_EVENT), lookup, "
-	       "straddr, insertsvc, insertsym\n");
+	printf("ok: %s AV: per-address errors (sync, FI_SYNC_ERR, FI_EVENT), lookup, straddr, "
+	       "insertsvc, insertsym\n",
+	       family == AF_INET ? "FI_SOCKADDR_IN" : "FI_SOCKADDR_IN6");
 }
 
-/* Native gamma AVs refuse what is no station, and resolve names too. */
-static void check_native_av(struct side *a, struct side *b, const char *ip_b)
+/* Native gamma AVs refuse what is no station, and resolve names too (IPv6 as well). */
+static void check_native_av(struct side *a, struct side *b, const char *ip_b, const char *ip6_b)
 {
+	struct fi_info *h = base_hints(a->ifname), *info;
 	const uint8_t group[ADDRLEN] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 0},
 	              zero[ADDRLEN] = {0};
 	uint8_t got[ADDRLEN];
@@ -190,7 +226,12 @@ static void check_native_av(struct side *a, struct side *b, const char *ip_b)
 	CHK(fi_av_lookup(a->av, fa, got, &len));
 	WANT(len == ADDRLEN && !memcmp(got, b->name, 6) && *(uint16_t *)(got + 6) == 4242,
 	     "native insertsvc: not %s's MAC, port 4242", b->ifname);
-	printf("ok: native AV refuses group/zero MACs; insertsvc resolves a neighbour\n");
+	CHK(fi_getinfo(VERS, ip6_b, "4242", 0, h, &info));
+	WANT(info->dest_addrlen == ADDRLEN && !memcmp(info->dest_addr, b->name, 6),
+	     "native fi_getinfo of IPv6 neighbour %s: not %s's MAC", ip6_b, b->ifname);
+	fi_freeinfo(info);
+	fi_freeinfo(h);
+	printf("ok: native AV refuses group/zero MACs; insertsvc and getinfo resolve neighbours\n");
 }
 
 static void expect_from(struct side *s, void *ctx, fi_addr_t from, const char *what)
@@ -205,72 +246,79 @@ static void expect_from(struct side *s, void *ctx, fi_addr_t from, const char *w
 	     e.op_context, (unsigned long)src, ctx, (unsigned long)from);
 }
 
-/*
- * A FI_SOCKADDR_IN endpoint on IF_A and b (gamma's format) on IF_B talk,
- * each naming the other as the source; then an address with no neighbour
- * entry is refused until the kernel has one, and works from then on.
- */
-static void check_sock_traffic(struct side *a, struct side *b, const char *ip_a, const char *ip_b,
-                               const char *ip_c)
+/* One message from `from` to `to`: it arrives intact, and its source is `src`. */
+static void one_message(struct side *from, fi_addr_t to, struct side *rcv, fi_addr_t src,
+                        const char *text)
 {
-	struct side s = {.ifname = a->ifname, .addr_format = FI_SOCKADDR};
-	struct sockaddr_in me = sin_of(ip_a, 4250), to_b, to_c, got;
-	uint8_t s_native[ADDRLEN];
-	fi_addr_t s_b, s_c, b_s;
-	char in[32] = "", out[32] = "sockaddr to gamma", cmd[256];
-	size_t len = sizeof(got);
-	uint16_t pb;
+	char in[32] = "", out[32];
 	int rx, tx;
 
-	side_open(&s, 0, "4250");
-	WANT(same_sin(s.name, &me), "fi_getname of a FI_SOCKADDR endpoint: not %s:4250", ip_a);
-	check_sock_av(&s, ip_a, ip_b, ip_c);
+	snprintf(out, sizeof(out), "%s", text);
+	CHK(fi_recv(rcv->ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &rx));
+	CHK(fi_send(from->ep, out, sizeof(out), NULL, to, &tx));
+	expect_ok(from, &tx, text);
+	expect_from(rcv, &rx, src, text);
+	WANT(!strcmp(in, out), "%s: received '%s'", text, in);
+}
+
+/*
+ * An IP-format endpoint on IF_A and b (gamma's format) on IF_B talk, each
+ * naming the other as the source; then an address with no neighbour entry
+ * is refused until the kernel has one, and works from then on.
+ */
+static void check_sa_traffic(struct side *a, struct side *b, uint32_t fmt, const char *ip_a,
+                             const char *ip_b, const char *ip_c)
+{
+	struct side s = {.ifname = a->ifname, .addr_format = fmt};
+	bool v4 = fmt != FI_SOCKADDR_IN6;
+	uint16_t port = v4 ? 4250 : 4251; /* two endpoints: b's AV holds both */
+	union ip_sa me = sa_of(ip_a, port), to_b, to_c, got;
+	char service[8];
+	uint8_t s_native[ADDRLEN];
+	fi_addr_t s_b, s_c, b_s;
+	size_t len = sizeof(got);
+	char cmd[256], out[8] = "";
+	uint16_t pb;
+	int tx;
+
+	snprintf(service, sizeof(service), "%u", port);
+	side_open(&s, 0, service);
+	WANT(same_sa(s.name, &me), "fi_getname of an IP-format endpoint: not %s:%u", ip_a, port);
+	check_sa_av(&s, ip_a, ip_b, ip_c);
 	memcpy(&pb, b->name + 6, sizeof(pb));
-	to_b = sin_of(ip_b, pb);
-	to_c = sin_of(ip_c, pb);
+	to_b = sa_of(ip_b, pb);
+	to_c = sa_of(ip_c, pb);
 	memcpy(s_native, a->name, 6); /* IF_A's MAC, s's port */
-	memcpy(s_native + 6, &(uint16_t){4250}, 2);
+	memcpy(s_native + 6, &port, 2);
 	WANT(fi_av_insert(s.av, &to_b, 1, &s_b, 0, NULL) == 1, "insert %s", ip_b);
 	WANT(fi_av_insert(b->av, s_native, 1, &b_s, 0, NULL) == 1, "insert s natively");
-
-	CHK(fi_recv(b->ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &rx));
-	CHK(fi_send(s.ep, out, sizeof(out), NULL, s_b, &tx));
-	expect_ok(&s, &tx, "send to an IP address");
-	expect_from(b, &rx, b_s, "receive from the FI_SOCKADDR endpoint");
-	WANT(!strcmp(in, out), "received '%s'", in);
-	strcpy(out, "gamma to sockaddr");
-	CHK(fi_recv(s.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &rx));
-	CHK(fi_send(b->ep, out, sizeof(out), NULL, b_s, &tx));
-	expect_ok(b, &tx, "send to the FI_SOCKADDR endpoint");
-	expect_from(&s, &rx, s_b, "receive, source named by its IP address");
-	WANT(!strcmp(in, out), "received '%s'", in);
+	one_message(&s, s_b, b, b_s, "IP address to gamma");
+	one_message(b, b_s, &s, s_b, "gamma to IP address");
 
 	/* IP_C: on the subnet, no neighbour entry: accepted, unusable until resolved */
 	WANT(fi_av_insert(s.av, &to_c, 1, &s_c, 0, NULL) == 1, "insert of on-link %s", ip_c);
 	CHK(fi_av_lookup(s.av, s_c, &got, &len));
-	WANT(same_sin(&got, &to_c), "lookup of unresolved %s", ip_c);
+	WANT(same_sa(&got, &to_c), "lookup of unresolved %s", ip_c);
 	long r = fi_send(s.ep, out, sizeof(out), NULL, s_c, &tx);
 	WANT(r < 0 && r != -FI_EAGAIN, "send to unresolved %s: %ld", ip_c, r);
 	snprintf(cmd, sizeof(cmd),
-	         "ip neigh replace %s lladdr %02x:%02x:%02x:%02x:%02x:%02x dev %s nud permanent",
-	         ip_c, b->name[0], b->name[1], b->name[2], b->name[3], b->name[4], b->name[5],
-	         a->ifname);
+	         "ip %s neigh replace %s lladdr %02x:%02x:%02x:%02x:%02x:%02x dev %s nud permanent",
+	         v4 ? "-4" : "-6", ip_c, b->name[0], b->name[1], b->name[2], b->name[3], b->name[4],
+	         b->name[5], a->ifname);
 	WANT(system(cmd) == 0, "%s failed", cmd);
-	strcpy(out, "resolved late");
-	CHK(fi_recv(b->ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &rx));
-	CHK(fi_send(s.ep, out, sizeof(out), NULL, s_c, &tx));
-	expect_ok(&s, &tx, "send once the neighbour is known");
-	expect_from(b, &rx, b_s, "receive through the late-resolved address");
-	WANT(!strcmp(in, out), "received '%s'", in);
+	one_message(&s, s_c, b, b_s, "resolved late");
 	side_close(&s);
-	printf("ok: FI_SOCKADDR_IN endpoint and gamma's format talk; an unresolved address "
-	       "works once the kernel knows it\n");
+	printf("ok: %s endpoint and gamma's format talk; an unresolved address works once the "
+	       "kernel knows it\n",
+	       v4 ? "FI_SOCKADDR_IN" : "FI_SOCKADDR_IN6");
 }
 
-void check_sockaddr(struct side *a, struct side *b, const char *ip_a, const char *ip_b,
-                    const char *ip_c)
+void check_sockaddr(struct side *a, struct side *b, char **ips)
 {
-	check_sock_getinfo(a->ifname, ip_a, ip_b);
-	check_native_av(a, b, ip_b);
-	check_sock_traffic(a, b, ip_a, ip_b, ip_c);
+	/* ips: IP_A IP_B IP_C, then the same in IPv6 */
+	check_native_av(a, b, ips[1], ips[4]);
+	check_sa_getinfo(a->ifname, FI_SOCKADDR, ips[0], ips[1]);
+	check_sa_getinfo(a->ifname, FI_SOCKADDR_IN6, ips[3], ips[4]);
+	check_sa_traffic(a, b, FI_SOCKADDR, ips[0], ips[1], ips[2]);
+	check_sa_traffic(a, b, FI_SOCKADDR_IN6, ips[3], ips[4], ips[5]);
 }

@@ -3,12 +3,13 @@
  * libfabric's fabtests check (they are not in Debian, so they cannot run in
  * make check).  One process, two domains on the two ends of a veth pair:
  *
- *   gm-conform IF_A IF_B IP_B IP_A IP_C
+ *   gm-conform IF_A IF_B IP_A IP_B IP_C IP6_A IP6_B IP6_C
  *
- * IF_B carries IP_B and IF_A IP_A, on one /24; IF_A has a neighbour entry
- * for IP_B, none for IP_C, an unused address of the subnet (the caller
- * sets these up; gm-conform-sock.c adds IP_C's entry when it needs it).
- * Every check asserts on returned values or received data.
+ * IF_A carries IP_A and IP6_A, IF_B IP_B and IP6_B, on one IPv4 /24 and
+ * one IPv6 /64; IF_A has neighbour entries for IP_B and IP6_B, none for
+ * IP_C and IP6_C, unused addresses of the subnets (the caller sets these
+ * up; gm-conform-sock.c adds the entries for IP_C/IP6_C when it needs
+ * them).  Every check asserts on returned values or received data.
  */
 #include "gm-conform.h"
 
@@ -69,7 +70,9 @@ void side_open(struct side *s, uint64_t tx_op_flags, const char *service)
 	CHK(fi_enable(s->ep));
 	CHK(fi_getname(&s->ep->fid, s->name, &len));
 	s->namelen = len;
-	WANT(len == (s->addr_format ? sizeof(struct sockaddr_in) : ADDRLEN),
+	WANT(len == (s->addr_format == FI_SOCKADDR_IN6 ? sizeof(struct sockaddr_in6)
+	             : s->addr_format                  ? sizeof(struct sockaddr_in)
+	                                               : ADDRLEN),
 	     "fi_getname: %zu bytes", len);
 }
 
@@ -396,8 +399,8 @@ int main(int argc, char **argv)
 {
 	struct side a = {0}, b = {0};
 
-	if (argc != 6) {
-		fprintf(stderr, "usage: gm-conform IF_A IF_B IP_B IP_A IP_C\n");
+	if (argc != 9) {
+		fprintf(stderr, "usage: gm-conform IF_A IF_B IP_A IP_B IP_C IP6_A IP6_B IP6_C\n");
 		return 2;
 	}
 	a.ifname = argv[1];
@@ -408,11 +411,11 @@ int main(int argc, char **argv)
 	connect_pair(&a, &b);
 	check_eq(&a);
 	check_av(&a);
-	check_getinfo(&a, &b, argv[3]);
+	check_getinfo(&a, &b, argv[4]);
 	check_loopback(&a);
 	check_inject_flag(&a, &b);
 	check_poll(&a, &b);
-	check_sockaddr(&a, &b, argv[4], argv[3], argv[5]);
+	check_sockaddr(&a, &b, argv + 3);
 	check_close_flushes_acks(&a, &b);
 	side_close(&a);
 	side_close(&b);

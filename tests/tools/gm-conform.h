@@ -59,7 +59,6 @@ int wait_cq(struct side *s, struct fi_cq_tagged_entry *e, fi_addr_t *src,
 void expect_ok(struct side *s, void *ctx, const char *what);
 
 /* gm-conform-sock.c: FI_SOCKADDR_IN addresses */
-void check_sockaddr(struct side *a, struct side *b, const char *ip_a, const char *ip_b,
-                    const char *ip_c);
+void check_sockaddr(struct side *a, struct side *b, char **ips);
 
 #endif
