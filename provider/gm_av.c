@@ -56,10 +56,15 @@ const struct gm_addr *gm_av_get(struct gm_av *av, fi_addr_t fi_addr)
 	return av->valid[fi_addr] ? &av->addrs[fi_addr] : NULL;
 }
 
+/* attr->count is a hint: inserts grow the AV past it, so never reserve more up front */
+#define GM_AV_PREALLOC_MAX (1u << 16)
+
 static int av_grow(struct gm_av *av, size_t need)
 {
 	size_t cap = av->cap ? av->cap : 64;
 
+	if (need > SIZE_MAX / 2 / sizeof(struct gm_av_sin))
+		return -FI_ENOMEM;
 	while (cap < need)
 		cap *= 2;
 	if (cap == av->cap)
@@ -513,7 +518,8 @@ int gm_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av
 	av->flags = attr->flags & FI_EVENT;
 	av->addr_format = dom->addr_format;
 	attr->type = av->type;
-	if (av_grow(av, attr->count ? attr->count : 64)) {
+	size_t want = attr->count ? attr->count : 64;
+	if (av_grow(av, want < GM_AV_PREALLOC_MAX ? want : GM_AV_PREALLOC_MAX)) {
 		free(av->addrs);
 		free(av->valid);
 		free(av->sins);
