@@ -4,6 +4,7 @@
 #define GM_H
 
 #include <net/if.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -101,6 +102,7 @@ struct gm_domain {
 	pthread_mutex_t lock; /* serializes everything below, and every object on it */
 	struct gm_net *net;
 	char ifname[IF_NAMESIZE];
+	uint32_t addr_format;            /* fi_info's: how the AV reads addresses */
 	struct gm_list eps;              /* enabled endpoints, progressed together */
 	uint8_t auth_key[GM_SECRET_MAX]; /* domain_attr->auth_key: gm_net.h struct gm_auth */
 	size_t auth_key_len;
@@ -124,6 +126,19 @@ struct gm_domain {
 	bool wait_fd_net; /* the receive socket is in wait_fd */
 };
 
+/* An IP socket address of either family (gm_sockaddr.c). */
+union gm_sa {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
+/* An IP address entry; pending until its MAC is known. */
+struct gm_av_sin {
+	union gm_sa sa; /* as inserted */
+	bool pending;
+};
+
 struct gm_av {
 	struct fid_av fid;
 	struct gm_domain *dom;
@@ -131,8 +146,10 @@ struct gm_av {
 	uint64_t flags; /* FI_EVENT: inserts complete on the bound EQ */
 	struct gm_eq *eq;
 	struct gm_addr *addrs;
-	bool *valid;
+	bool *valid; /* resolved: usable for sends and found by gm_av_find */
 	size_t count, cap;
+	uint32_t addr_format;     /* the domain's: FI_SOCKADDR_IN(6), or gamma's own */
+	struct gm_av_sin *sins;   /* IP formats: each address as inserted */
 	size_t *index, index_cap; /* by address: gm_av_index.c */
 	uint64_t gen;             /* bumped by every insert */
 	int refs;
@@ -197,6 +214,32 @@ int gm_node_resolve(const char *node, uint64_t flags, struct gm_node *n);
 int gm_node_match(const struct gm_node *n, bool source, const char *ifname, const uint8_t own[6],
                   uint8_t mac[6]);
 void gm_node_free(struct gm_node *n);
+bool gm_ip_on_iface(const struct sockaddr *sa, const char *ifname);
+bool gm_ip_is_loopback(const struct sockaddr *sa);
+bool gm_arp_lookup(const struct sockaddr_in *sin, const char *ifname, uint8_t mac[6]);
+/* gm_sockaddr.c: IP socket addresses (FI_SOCKADDR_IN, FI_SOCKADDR_IN6) on one interface */
+static inline bool gm_fmt_ip(uint32_t addr_format)
+{
+	return addr_format == FI_SOCKADDR_IN || addr_format == FI_SOCKADDR ||
+	       addr_format == FI_SOCKADDR_IN6;
+}
+size_t gm_fmt_len(uint32_t addr_format); /* of one address, gamma's own included */
+int gm_fmt_family(uint32_t addr_format);
+#define GM_SA_PENDING 1 /* on the link, MAC not known yet */
+int gm_sa_check(const union gm_sa *sa, int family, const char *ifname, const uint8_t own[6],
+                uint8_t mac[6]);
+void gm_sa_nudge(const union gm_sa *sa, const char *ifname);
+int gm_sa_own(const char *ifname, int family, union gm_sa *out);
+uint16_t gm_sa_port(const union gm_sa *a);
+void gm_sa_set_port(union gm_sa *a, uint16_t port);
+int gm_node_sa(const struct gm_node *n, bool source, int family, const char *ifname,
+               const uint8_t own[6], union gm_sa *out);
+int gm_sa_straddr(const union gm_sa *a, char *buf, size_t len);
+/* An endpoint's own address in its info's format (fi_getname). */
+int gm_addr_name(const struct fi_info *info, const char *ifname, const struct gm_addr *own,
+                 void *addr, size_t *addrlen);
+/* The port asked for by info->src_addr (0: any); -FI_EINVAL if malformed. */
+int gm_addr_src_port(const struct fi_info *info, uint16_t *port);
 /* gm_eq.c: fabric-level, its own lock (never the domain's) */
 struct gm_eq;
 int gm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
@@ -204,6 +247,7 @@ int gm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq
 struct gm_eq *gm_eq_of(struct fid *fid);
 void gm_eq_hold(struct gm_eq *eq, int delta);
 ssize_t gm_eq_report(struct gm_eq *eq, uint32_t event, const void *buf, size_t len);
+ssize_t gm_eq_report_err(struct gm_eq *eq, const struct fi_eq_err_entry *err);
 int gm_eq_trywait(struct fid *fid);
 /* gm_poll.c */
 int gm_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fid_poll **pollset);
@@ -225,6 +269,7 @@ const struct gm_addr *gm_av_get(struct gm_av *av, fi_addr_t fi_addr);
 fi_addr_t gm_av_find(struct gm_av *av, const struct gm_addr *addr);
 int gm_av_index_rebuild(struct gm_av *av, size_t need);
 void gm_av_index_added(struct gm_av *av, size_t first);
+void gm_av_index_resolved(struct gm_av *av, fi_addr_t fi_addr);
 /* gm_cq.c */
 int gm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
                void *context);

@@ -7,7 +7,7 @@
  *            IP address.  As a source (FI_SOURCE) it must name one of our
  *            interfaces or an IP address assigned to one; as a destination
  *            an IP address is ours (local communication) or a neighbour the
- *            kernel already resolved on that interface (/proc/net/arp).
+ *            kernel already resolved on that interface (gm_sockaddr.c).
  *            A loopback address (localhost) is this host on every interface.
  *            A host name is looked up once per fi_getinfo, then matched
  *            against each interface.
@@ -53,7 +53,7 @@ static bool parse_mac(const char *s, uint8_t mac[6])
 }
 
 /* Is the IPv4/IPv6 address one assigned to ifname? */
-static bool ip_on_iface(const struct sockaddr *sa, const char *ifname)
+bool gm_ip_on_iface(const struct sockaddr *sa, const char *ifname)
 {
 	struct ifaddrs *ifa, *i;
 	bool found = false;
@@ -80,7 +80,7 @@ static bool ip_on_iface(const struct sockaddr *sa, const char *ifname)
  * 127.0.0.1, ::1, "localhost": this host, which every interface of ours
  * reaches through local communication.
  */
-static bool is_loopback(const struct sockaddr *sa)
+bool gm_ip_is_loopback(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)
 		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
@@ -90,7 +90,7 @@ static bool is_loopback(const struct sockaddr *sa)
 }
 
 /* A complete ARP entry for ip on ifname. */
-static bool arp_lookup(const struct sockaddr_in *sin, const char *ifname, uint8_t mac[6])
+bool gm_arp_lookup(const struct sockaddr_in *sin, const char *ifname, uint8_t mac[6])
 {
 	char line[256], ip[64], hw[64], dev[IF_NAMESIZE + 1];
 	unsigned type, flags;
@@ -156,12 +156,16 @@ int gm_node_match(const struct gm_node *n, bool source, const char *ifname, cons
 		return 0;
 	}
 	for (const struct addrinfo *r = n->ai; r; r = r->ai_next) {
-		if (is_loopback(r->ai_addr) || ip_on_iface(r->ai_addr, ifname)) {
+		if (gm_ip_is_loopback(r->ai_addr) || gm_ip_on_iface(r->ai_addr, ifname)) {
 			memcpy(mac, own, 6);
 			return 0;
 		}
-		if (!source && r->ai_family == AF_INET &&
-		    arp_lookup((const struct sockaddr_in *)r->ai_addr, ifname, mac))
+		union gm_sa a = {0};
+		if (source || r->ai_addrlen > sizeof(a))
+			continue;
+		memcpy(&a, r->ai_addr, r->ai_addrlen);
+		/* a neighbour already resolved (ARP, IPv6 ND); not one still pending */
+		if (gm_sa_check(&a, r->ai_family, ifname, own, mac) == 0)
 			return 0;
 	}
 	return -FI_ENODATA;

@@ -74,6 +74,14 @@ int gm_av_index_rebuild(struct gm_av *av, size_t need)
 void gm_av_index_added(struct gm_av *av, size_t first)
 {
 	for (size_t i = first; i < av->count; i++)
-		index_add(av, i);
+		if (av->valid[i])
+			index_add(av, i);
+	av->gen++;
+}
+
+/* Entry fi_addr, appended unresolved (an IP address), now has its MAC. */
+void gm_av_index_resolved(struct gm_av *av, fi_addr_t fi_addr)
+{
+	index_add(av, fi_addr);
 	av->gen++;
 }

@@ -277,6 +277,7 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 	if (!dom)
 		return -FI_ENOMEM;
 	snprintf(dom->ifname, sizeof(dom->ifname), "%s", info->domain_attr->name);
+	dom->addr_format = info->addr_format;
 	dom->auth_key_len = info->domain_attr->auth_key_size;
 	if (dom->auth_key_len)
 		memcpy(dom->auth_key, info->domain_attr->auth_key, dom->auth_key_len);

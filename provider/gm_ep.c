@@ -160,15 +160,10 @@ static int gm_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct gm_ep *ep = gm_container_of(fid, struct gm_ep, fid.fid);
 	struct gm_addr a;
-	size_t want = *addrlen;
 
 	gm_net_mac(ep->dom->net, a.mac);
 	a.port = gm_port_num(ep->msg.port);
-	*addrlen = sizeof(a);
-	if (want < sizeof(a))
-		return -FI_ETOOSMALL;
-	memcpy(addr, &a, sizeof(a));
-	return 0;
+	return gm_addr_name(ep->info, ep->dom->ifname, &a, addr, addrlen);
 }
 
 static int gm_ep_setname(fid_t fid, void *addr, size_t addrlen)
@@ -489,7 +484,7 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 {
 	struct gm_domain *dom = gm_container_of(domain, struct gm_domain, fid);
 	struct gm_auth auth = {dom->auth_key, dom->auth_key_len};
-	uint16_t port = 0; /* any */
+	uint16_t port; /* 0: any */
 	struct gm_ep *ep;
 	int ret;
 
@@ -508,12 +503,8 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 		        GM_SECRET_MIN, GM_SECRET_MAX);
 		return -FI_EACCES;
 	}
-	if (info->src_addr) {
-		const struct gm_addr *sa = info->src_addr;
-		if (info->src_addrlen != sizeof(*sa))
-			return -FI_EINVAL;
-		port = sa->port;
-	}
+	if (gm_addr_src_port(info, &port))
+		return -FI_EINVAL;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;

@@ -2,7 +2,10 @@
 /*
  * Event queues.  An RDM endpoint has no connection events, so what lands
  * here is what the application writes (fi_eq_write), AV insert completions
- * (FI_EVENT AVs) and the overrun error.  The EQ belongs to the fabric, not
+ * and their per-address errors (FI_EVENT AVs), and the overrun error.
+ * Errors queue in order with the events: a reader meets -FI_EAVAIL when
+ * one is at the head, as fi_av(3) wants each insert's errors before its
+ * FI_AV_COMPLETE.  The EQ belongs to the fabric, not
  * to a domain, so it has its own lock; its wait object is an eventfd that
  * is readable exactly while the queue holds something to read.
  */
@@ -24,6 +27,7 @@
 struct gm_eq_event {
 	struct gm_list entry;
 	uint32_t event;
+	bool err; /* data is a struct fi_eq_err_entry, for fi_eq_readerr */
 	size_t len;
 	uint8_t data[];
 };
@@ -60,7 +64,7 @@ static void eq_sync_fd(struct gm_eq *eq)
 	}
 }
 
-static ssize_t eq_push(struct gm_eq *eq, uint32_t event, const void *buf, size_t len)
+static ssize_t eq_push(struct gm_eq *eq, uint32_t event, bool err, const void *buf, size_t len)
 {
 	struct gm_eq_event *ev;
 	ssize_t ret = (ssize_t)len;
@@ -77,6 +81,7 @@ static ssize_t eq_push(struct gm_eq *eq, uint32_t event, const void *buf, size_t
 		ret = -FI_ENOMEM;
 	} else {
 		ev->event = event;
+		ev->err = err;
 		ev->len = len;
 		memcpy(ev->data, buf, len);
 		gm_list_add_tail(&eq->events, &ev->entry);
@@ -89,7 +94,16 @@ static ssize_t eq_push(struct gm_eq *eq, uint32_t event, const void *buf, size_t
 
 ssize_t gm_eq_report(struct gm_eq *eq, uint32_t event, const void *buf, size_t len)
 {
-	return eq_push(eq, event, buf, len);
+	return eq_push(eq, event, false, buf, len);
+}
+
+ssize_t gm_eq_report_err(struct gm_eq *eq, const struct fi_eq_err_entry *err)
+{
+	struct fi_eq_err_entry e = *err;
+
+	e.err_data = NULL; /* the reader's buffer from API 1.5 on: gamma has none to give */
+	e.err_data_size = 0;
+	return eq_push(eq, 0, true, &e, sizeof(e));
 }
 
 void gm_eq_hold(struct gm_eq *eq, int delta)
@@ -109,7 +123,7 @@ static ssize_t gm_eq_write(struct fid_eq *feq, uint32_t event, const void *buf, 
 {
 	if (flags)
 		return -FI_EBADFLAGS;
-	return eq_push(gm_eq_of(&feq->fid), event, buf, len);
+	return eq_push(gm_eq_of(&feq->fid), event, false, buf, len);
 }
 
 static ssize_t eq_take(struct gm_eq *eq, uint32_t *event, void *buf, size_t len, uint64_t flags)
@@ -122,6 +136,8 @@ static ssize_t eq_take(struct gm_eq *eq, uint32_t *event, void *buf, size_t len,
 	if (!eq->count)
 		return eq->overrun && !eq->overrun_read ? -FI_EAVAIL : -FI_EAGAIN;
 	ev = gm_list_entry(eq->events.next, struct gm_eq_event, entry);
+	if (ev->err)
+		return -FI_EAVAIL;
 	if (len < ev->len)
 		return -FI_ETOOSMALL;
 	if (event)
@@ -152,12 +168,30 @@ static ssize_t gm_eq_read(struct fid_eq *feq, uint32_t *event, void *buf, size_t
 static ssize_t gm_eq_readerr(struct fid_eq *feq, struct fi_eq_err_entry *buf, uint64_t flags)
 {
 	struct gm_eq *eq = gm_eq_of(&feq->fid);
+	struct gm_eq_event *ev;
 	ssize_t ret = -FI_EAGAIN;
 
 	if (flags & ~FI_PEEK)
 		return -FI_EBADFLAGS;
 	pthread_mutex_lock(&eq->lock);
-	if (!eq->count && eq->overrun && !eq->overrun_read) {
+	ev = eq->count ? gm_list_entry(eq->events.next, struct gm_eq_event, entry) : NULL;
+	if (ev && ev->err) {
+		const struct fi_eq_err_entry *e = (const void *)ev->data;
+
+		buf->fid = e->fid;
+		buf->context = e->context;
+		buf->data = e->data;
+		buf->err = e->err;
+		buf->prov_errno = e->prov_errno;
+		buf->err_data_size = 0;
+		if (!(flags & FI_PEEK)) {
+			gm_list_del(&ev->entry);
+			eq->count--;
+			free(ev);
+			eq_sync_fd(eq);
+		}
+		ret = sizeof(*buf);
+	} else if (!eq->count && eq->overrun && !eq->overrun_read) {
 		/* err_data is caller-owned from API 1.5 on: leave it, report none */
 		buf->fid = &eq->fid.fid;
 		buf->context = NULL;

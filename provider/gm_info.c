@@ -177,8 +177,13 @@ static bool apply_hints(struct fi_info *fi, const struct fi_info *h)
 		return true;
 	if (h->caps & ~GM_CAPS)
 		return false;
-	if (h->addr_format != FI_FORMAT_UNSPEC)
-		return false;
+	if (h->addr_format != FI_FORMAT_UNSPEC) {
+		if (!gm_fmt_ip(h->addr_format))
+			return false;
+		/* FI_SOCKADDR: the family gamma's neighbour tables serve first, IPv4 */
+		fi->addr_format =
+		    h->addr_format == FI_SOCKADDR_IN6 ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
+	}
 	if (h->caps)
 		fi->caps = h->caps | (GM_CAPS & (FI_LOCAL_COMM | FI_REMOTE_COMM));
 	if (h->ep_attr) {
@@ -260,6 +265,72 @@ static void *dup_addr(const uint8_t mac[6], uint16_t port)
 	return a;
 }
 
+static void *dup_sa(const union gm_sa *a, uint16_t port, size_t len)
+{
+	union gm_sa *d = malloc(sizeof(*d));
+
+	if (d) {
+		memcpy(d, a, len);
+		gm_sa_set_port(d, port);
+	}
+	return d;
+}
+
+/* set_addrs for the IP formats: the source is one of the interface's addresses. */
+static int set_addrs_sa(struct fi_info *fi, const struct gm_node *node, bool source,
+                        const char *service, uint16_t port, const char *ifname,
+                        const uint8_t own[6], const struct fi_info *h)
+{
+	int family = gm_fmt_family(fi->addr_format);
+	size_t len = gm_fmt_len(fi->addr_format);
+	uint16_t src_port = source ? port : 0;
+	union gm_sa ip, hint = {0};
+	uint8_t mac[6];
+
+	if (node && source ? gm_node_sa(node, true, family, ifname, own, &ip)
+	                   : gm_sa_own(ifname, family, &ip))
+		return -FI_ENODATA;
+	if (h && h->src_addr) {
+		if (h->src_addrlen != len)
+			return -FI_ENODATA;
+		memcpy(&hint, h->src_addr, len);
+		if (hint.sa.sa_family != family)
+			return -FI_ENODATA;
+		bool any = family == AF_INET ? hint.in.sin_addr.s_addr == INADDR_ANY
+		                             : IN6_IS_ADDR_UNSPECIFIED(&hint.in6.sin6_addr);
+		if (!any) {
+			if (!gm_ip_on_iface(&hint.sa, ifname))
+				return -FI_ENODATA;
+			ip = hint;
+		}
+		if (!source || !service)
+			src_port = gm_sa_port(&hint);
+	}
+	fi->src_addr = dup_sa(&ip, src_port, len);
+	if (!fi->src_addr)
+		return -FI_ENOMEM;
+	fi->src_addrlen = len;
+	if (node && !source) {
+		if (gm_node_sa(node, false, family, ifname, own, &ip))
+			return -FI_ENODATA;
+		fi->dest_addr = dup_sa(&ip, port, len);
+	} else if (h && h->dest_addr) {
+		union gm_sa d = {0};
+		if (h->dest_addrlen != len)
+			return -FI_ENODATA;
+		memcpy(&d, h->dest_addr, len);
+		if (gm_sa_check(&d, family, ifname, own, mac) < 0)
+			return -FI_ENODATA;
+		fi->dest_addr = dup_sa(&d, gm_sa_port(&d), len);
+	} else {
+		return 0;
+	}
+	if (!fi->dest_addr)
+		return -FI_ENOMEM;
+	fi->dest_addrlen = len;
+	return 0;
+}
+
 /*
  * The addresses of one offer: the source is this interface's MAC and the
  * port asked for (0: chosen by fi_endpoint); the destination, if named.
@@ -272,6 +343,8 @@ static int set_addrs(struct fi_info *fi, const struct gm_node *node, bool source
 	uint8_t mac[6];
 	uint16_t src_port = source ? port : 0;
 
+	if (gm_fmt_ip(fi->addr_format))
+		return set_addrs_sa(fi, node, source, service, port, ifname, own, h);
 	if (h && h->src_addr) {
 		const struct gm_addr *sa = h->src_addr;
 		if (h->src_addrlen != sizeof(*sa) || memcmp(sa->mac, own, 6))

@@ -3,47 +3,23 @@
  * libfabric's fabtests check (they are not in Debian, so they cannot run in
  * make check).  One process, two domains on the two ends of a veth pair:
  *
- *   gm-conform IF_A IF_B IP_B
+ *   gm-conform IF_A IF_B IP_A IP_B IP_C IP6_A IP6_B IP6_C
  *
- * IF_B carries IP_B, and IF_A has a neighbour entry for IP_B (the caller
- * sets both up).  Every check asserts on returned values or received data.
+ * IF_A carries IP_A and IP6_A, IF_B IP_B and IP6_B, on one IPv4 /24 and
+ * one IPv6 /64; IF_A has neighbour entries for IP_B and IP6_B, none for
+ * IP_C and IP6_C, unused addresses of the subnets (the caller sets these
+ * up; gm-conform-sock.c adds the entries for IP_C/IP6_C when it needs
+ * them).  Every check asserts on returned values or received data.
  */
+#include "gm-conform.h"
+
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
-#include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_eq.h>
-#include <rdma/fi_errno.h>
-#include <rdma/fi_tagged.h>
-
-#define VERS    FI_VERSION(1, 17)
-#define ADDRLEN 8 /* gamma's address: MAC + port */
-
-struct side {
-	const char *ifname;
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_eq *eq;
-	struct fid_ep *ep;
-	struct fid_cntr *cntr;
-	uint8_t name[ADDRLEN];
-	fi_addr_t peer;
-};
-
-static void die(const char *fmt, ...)
+void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -55,27 +31,14 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
-#define CHK(call)                                                                                  \
-	do {                                                                                       \
-		long _r = (long)(call);                                                            \
-		if (_r < 0)                                                                        \
-			die("%s:%d %s = %ld (%s)", __FILE__, __LINE__, #call, _r,                  \
-			    fi_strerror((int)-_r));                                                \
-	} while (0)
-#define WANT(cond, ...)                                                                            \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			die(__VA_ARGS__);                                                          \
-	} while (0)
-
-static struct fi_info *base_hints(const char *ifname)
+struct fi_info *base_hints(const char *ifname)
 {
 	struct fi_info *h = fi_allocinfo();
 
 	WANT(h, "fi_allocinfo");
 	h->fabric_attr->prov_name = strdup("gamma");
 	h->ep_attr->type = FI_EP_RDM;
-	h->caps = FI_MSG | FI_TAGGED;
+	h->caps = FI_MSG | FI_TAGGED | FI_SOURCE;
 	h->mode = FI_CONTEXT;
 	if (ifname)
 		h->domain_attr->name = strdup(ifname);
@@ -83,7 +46,7 @@ static struct fi_info *base_hints(const char *ifname)
 }
 
 /* Open everything but the endpoint's enable; op_flags go to tx_attr. */
-static void side_open(struct side *s, uint64_t tx_op_flags, const char *service)
+void side_open(struct side *s, uint64_t tx_op_flags, const char *service)
 {
 	struct fi_info *h = base_hints(s->ifname);
 	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE};
@@ -92,6 +55,7 @@ static void side_open(struct side *s, uint64_t tx_op_flags, const char *service)
 	size_t len = sizeof(s->name);
 
 	h->tx_attr->op_flags = tx_op_flags;
+	h->addr_format = s->addr_format;
 	CHK(fi_getinfo(VERS, NULL, service, service ? FI_SOURCE : 0, h, &s->info));
 	fi_freeinfo(h);
 	CHK(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
@@ -105,10 +69,14 @@ static void side_open(struct side *s, uint64_t tx_op_flags, const char *service)
 	CHK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
 	CHK(fi_enable(s->ep));
 	CHK(fi_getname(&s->ep->fid, s->name, &len));
-	WANT(len == ADDRLEN, "fi_getname: %zu bytes", len);
+	s->namelen = len;
+	WANT(len == (s->addr_format == FI_SOCKADDR_IN6 ? sizeof(struct sockaddr_in6)
+	             : s->addr_format                  ? sizeof(struct sockaddr_in)
+	                                               : ADDRLEN),
+	     "fi_getname: %zu bytes", len);
 }
 
-static void side_close(struct side *s)
+void side_close(struct side *s)
 {
 	if (s->ep)
 		CHK(fi_close(&s->ep->fid));
@@ -129,13 +97,14 @@ static void connect_pair(struct side *a, struct side *b)
 	WANT(fi_av_insert(b->av, a->name, 1, &b->peer, 0, NULL) == 1, "fi_av_insert");
 }
 
-/* Poll until one completion or error; bounded so that a lost one fails. */
-static int wait_cq(struct side *s, struct fi_cq_tagged_entry *e, struct fi_cq_err_entry *err)
+int wait_cq(struct side *s, struct fi_cq_tagged_entry *e, fi_addr_t *src,
+            struct fi_cq_err_entry *err)
 {
 	time_t end = time(NULL) + 30;
+	fi_addr_t from;
 
 	while (time(NULL) < end) {
-		ssize_t r = fi_cq_read(s->cq, e, 1);
+		ssize_t r = fi_cq_readfrom(s->cq, e, 1, src ? src : &from);
 		if (r == 1)
 			return 0;
 		if (r == -FI_EAVAIL) {
@@ -148,11 +117,11 @@ static int wait_cq(struct side *s, struct fi_cq_tagged_entry *e, struct fi_cq_er
 	return 0;
 }
 
-static void expect_ok(struct side *s, void *ctx, const char *what)
+void expect_ok(struct side *s, void *ctx, const char *what)
 {
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry err = {0};
-	int r = wait_cq(s, &e, &err);
+	int r = wait_cq(s, &e, NULL, &err);
 
 	WANT(!r, "%s: completed in error %d (%s)", what, r, fi_strerror(-r));
 	WANT(e.op_context == ctx, "%s: completion for context %p, expected %p", what, e.op_context,
@@ -246,7 +215,12 @@ static void check_av(struct side *a)
 	WANT(ev == FI_AV_COMPLETE && e.data == 1 && e.context == (void *)0xa7,
 	     "FI_AV_COMPLETE: event %u data %lu", ev, (unsigned long)e.data);
 	CHK(fi_close(&av->fid));
-	printf("ok: fi_av_insert: NULL refused; FI_EVENT AV reports on its EQ\n");
+	/* count is a hint (fi_av(3)): a huge one neither hangs nor reserves it all */
+	struct fi_av_attr big = {.type = FI_AV_TABLE, .count = SIZE_MAX};
+	CHK(fi_av_open(a->domain, &big, &av, NULL));
+	WANT(fi_av_insert(av, a->name, 1, &fa, 0, NULL) == 1 && fa == 0, "insert, count SIZE_MAX");
+	CHK(fi_close(&av->fid));
+	printf("ok: fi_av_insert: NULL refused; FI_EVENT AV reports on its EQ; count is a hint\n");
 }
 
 static void check_getinfo(struct side *a, struct side *b, const char *ip_b)
@@ -314,7 +288,7 @@ static void check_loopback(struct side *a)
 	for (int i = 0; i < 2; i++) {
 		struct fi_cq_tagged_entry e;
 		struct fi_cq_err_entry err;
-		WANT(!wait_cq(a, &e, &err), "loopback completion in error");
+		WANT(!wait_cq(a, &e, NULL, &err), "loopback completion in error");
 		WANT(e.op_context == &rx || e.op_context == &tx, "loopback: stray completion");
 	}
 	WANT(!strcmp(in, out), "loopback: received '%s'", in);
@@ -419,7 +393,7 @@ static void check_close_flushes_acks(struct side *a, struct side *b)
 	WANT(!strcmp(in, out), "last message differs");
 	CHK(fi_close(&b->ep->fid));
 	b->ep = NULL;
-	r = wait_cq(a, &e, &err);
+	r = wait_cq(a, &e, NULL, &err);
 	WANT(!r, "FI_DELIVERY_COMPLETE send to a peer that closed after receiving: %s",
 	     fi_strerror(-r));
 	WANT(e.op_context == out, "wrong completion");
@@ -430,8 +404,8 @@ int main(int argc, char **argv)
 {
 	struct side a = {0}, b = {0};
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: gm-conform IF_A IF_B IP_B\n");
+	if (argc != 9) {
+		fprintf(stderr, "usage: gm-conform IF_A IF_B IP_A IP_B IP_C IP6_A IP6_B IP6_C\n");
 		return 2;
 	}
 	a.ifname = argv[1];
@@ -442,10 +416,11 @@ int main(int argc, char **argv)
 	connect_pair(&a, &b);
 	check_eq(&a);
 	check_av(&a);
-	check_getinfo(&a, &b, argv[3]);
+	check_getinfo(&a, &b, argv[4]);
 	check_loopback(&a);
 	check_inject_flag(&a, &b);
 	check_poll(&a, &b);
+	check_sockaddr(&a, &b, argv + 3);
 	check_close_flushes_acks(&a, &b);
 	side_close(&a);
 	side_close(&b);

@@ -1,4 +1,4 @@
-/* The AV's index by address: lookups, duplicates, removal, growth. */
+/* The AV's index by address: lookups, duplicates, removal, growth, late resolution. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
@@ -12,8 +12,8 @@ static struct gm_addr addr_of(unsigned i)
 	                        .port = (uint16_t)(i * 7 + 1)};
 }
 
-/* Append n entries the way gm_av_insert does. */
-static void insert(const struct gm_addr *a, size_t n)
+/* Append n entries the way gm_av_insert does; valid NULL: all resolved. */
+static void insert_as(const struct gm_addr *a, size_t n, const bool *valid)
 {
 	size_t first = av.count;
 
@@ -27,9 +27,14 @@ static void insert(const struct gm_addr *a, size_t n)
 		cr_assert_eq(gm_av_index_rebuild(&av, av.count + n), 0);
 	for (size_t i = 0; i < n; i++) {
 		av.addrs[av.count] = a[i];
-		av.valid[av.count++] = true;
+		av.valid[av.count++] = valid ? valid[i] : true;
 	}
 	gm_av_index_added(&av, first);
+}
+
+static void insert(const struct gm_addr *a, size_t n)
+{
+	insert_as(a, n, NULL);
 }
 
 static void fini(void)
@@ -99,4 +104,23 @@ Test(av, same_mac_other_port_is_another_entry)
 	insert(a, 2);
 	cr_assert_eq(gm_av_find(&av, &a[0]), 0);
 	cr_assert_eq(gm_av_find(&av, &a[1]), 1);
+}
+
+/* A failed or pending (IP address, no MAC yet) entry is not found until resolved. */
+Test(av, unresolved_entries_are_found_once_resolved)
+{
+	struct gm_addr a[3] = {addr_of(1), addr_of(2), addr_of(3)};
+	const bool valid[3] = {true, false, false};
+	uint64_t gen;
+
+	insert_as(a, 3, valid);
+	cr_assert_eq(gm_av_find(&av, &a[0]), 0);
+	cr_assert_eq(gm_av_find(&av, &a[1]), FI_ADDR_NOTAVAIL);
+	cr_assert_eq(gm_av_find(&av, &a[2]), FI_ADDR_NOTAVAIL);
+	gen = av.gen;
+	av.valid[2] = true;
+	gm_av_index_resolved(&av, 2);
+	cr_assert_eq(gm_av_find(&av, &a[2]), 2);
+	cr_assert_eq(gm_av_find(&av, &a[1]), FI_ADDR_NOTAVAIL);
+	cr_assert_eq(av.gen, gen + 1, "held messages must look again");
 }
