@@ -12,6 +12,13 @@ static const mca_base_var_enum_value_t gamma_priority_values[] = {
     {0, NULL},
 };
 
+static const mca_base_var_enum_value_t gamma_idle_block_values[] = {
+    {GAMMA_IDLE_BLOCK_NO, "no"},
+    {GAMMA_IDLE_BLOCK_YES, "yes"},
+    {GAMMA_IDLE_BLOCK_AUTO, "auto"},
+    {0, NULL},
+};
+
 static void register_string(const char *name, const char *help, char **storage)
 {
 	mca_base_component_var_register(&mca_btl_gamma_component.super.btl_version, name, help,
@@ -31,7 +38,7 @@ int gamma_params_register(void)
 	mca_base_component_t *c = &mca_btl_gamma_component.super.btl_version;
 	struct gamma_params *p = &mca_btl_gamma_component.params;
 	mca_btl_base_module_t *t = &mca_btl_gamma_module_template.super;
-	mca_base_var_enum_t *prio_enum = NULL;
+	mca_base_var_enum_t *prio_enum = NULL, *idle_enum = NULL;
 	int rc;
 
 	p->if_include = NULL;
@@ -59,6 +66,21 @@ int gamma_params_register(void)
 	    MCA_BASE_VAR_TYPE_INT, prio_enum, 0, 0, OPAL_INFO_LVL_1, MCA_BASE_VAR_SCOPE_READONLY,
 	    &p->priority);
 	OBJ_RELEASE(prio_enum);
+
+	p->idle_block = GAMMA_IDLE_BLOCK_AUTO;
+	rc = mca_base_var_enum_create("btl_gamma_idle_block", gamma_idle_block_values, &idle_enum);
+	if (OPAL_SUCCESS != rc)
+		return rc;
+	mca_base_component_var_register(
+	    c, "idle_block",
+	    "Whether a rank that found nothing to do sleeps in the gamma provider until a "
+	    "frame arrives (at most 10 ms at a time) instead of spinning: auto (when "
+	    "mpi_yield_when_idle is set and gamma carries all the rank's traffic: one "
+	    "interface, no other rank on the node), yes (also with shared-memory peers, "
+	    "whose messages then wait for the next wake-up), no (always spin)",
+	    MCA_BASE_VAR_TYPE_INT, idle_enum, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+	    &p->idle_block);
+	OBJ_RELEASE(idle_enum);
 
 	p->verbose = 0;
 	mca_base_component_var_register(c, "verbose",
