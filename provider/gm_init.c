@@ -33,6 +33,7 @@ struct gm_params gm_params = {
     .ux_unknown_hold_ms = 10000,
     .rx_ring_kb = 8192,
     .rndv_threshold = 65536,
+    .progress_idle_us = 10000,
 };
 
 /* Caps on what unexpected messages may hold (gm_msg.c). */
@@ -141,6 +142,15 @@ static void gm_params_define(void)
 	    "frames carry a CRC-32C and the 4-byte key: that catches corruption and "
 	    "keeps jobs apart, but any station on the segment can forge or replay "
 	    "frames (default: 0)");
+	fi_param_define(&gm_prov, "progress_idle", FI_PARAM_INT,
+	                "Microseconds the application must leave a domain alone (no CQ, counter "
+	                "or data call) before the provider's progress thread acknowledges, "
+	                "drains the ring and answers rendezvous for it (default: 10000)");
+	fi_param_define(&gm_prov, "idle_sleep", FI_PARAM_INT,
+	                "Milliseconds fi_cq_read may sleep in the CQ's wait object once it has "
+	                "been polled in vain back to back for 20 us, so that ranks outnumbering "
+	                "cores give the core away (Open MPI mtl/ofi cannot block); the next "
+	                "frame ends the sleep. 0: fi_cq_read never sleeps (default: 0)");
 	fi_param_define(&gm_prov, "stats", FI_PARAM_BOOL,
 	                "Print frame, retransmission and drop counters when a domain closes "
 	                "(default: 0)");
@@ -191,6 +201,10 @@ static void gm_params_read(void)
 		gm_params.require_auth = v;
 	if (!fi_param_get_bool(&gm_prov, "stats", &v))
 		gm_params.stats = v;
+	if (!fi_param_get_int(&gm_prov, "progress_idle", &v) && v > 0)
+		gm_params.progress_idle_us = v;
+	if (!fi_param_get_int(&gm_prov, "idle_sleep", &v) && v >= 0)
+		gm_params.idle_sleep_ms = v;
 	gm_params_read_ux();
 }
 
