@@ -145,7 +145,8 @@ static void gm_params_define(void)
 	fi_param_define(&gm_prov, "progress_idle", FI_PARAM_INT,
 	                "Microseconds the application must leave a domain alone (no CQ, counter "
 	                "or data call) before the provider's progress thread acknowledges, "
-	                "drains the ring and answers rendezvous for it (default: 10000)");
+	                "drains the ring and answers rendezvous for it; resolution: the kernel "
+	                "tick, 1-4 ms (default: 10000)");
 	fi_param_define(&gm_prov, "idle_sleep", FI_PARAM_INT,
 	                "Milliseconds fi_cq_read may sleep in the CQ's wait object once it has "
 	                "been polled in vain back to back for 20 us, so that ranks outnumbering "
