@@ -22,6 +22,7 @@
 #include "fi_gamma.h"
 #include "gm_list.h"
 #include "gm_mac.h"
+#include "gm_msg.h"
 #include "gm_net.h"
 
 #define GM_PROV_NAME    "gamma"
@@ -46,6 +47,7 @@ struct gm_params {
 	int ooo_max, ooo_peer_max, peer_max; /* 0: gm_rel.h defaults */
 	bool require_auth;
 	bool stats;
+	const char *rawd; /* FI_GAMMA_RAWD, else the installed helper; "": none */
 	size_t ux_max, ux_peer_max, ux_unknown_max; /* unexpected-message caps, bytes */
 	int ux_unknown;         /* enum gm_unknown_policy: FI_GAMMA_UX_UNKNOWN */
 	int ux_unknown_hold_ms; /* how long a held message waits for its source */
@@ -53,23 +55,13 @@ struct gm_params {
 	int idle_sleep_ms;      /* fi_cq_read polled in vain sleeps up to this; 0: never */
 };
 
-/*
- * A message from a source outside the AV is either held until the AV has
- * its source (it then matches no receive: its src is GM_ADDR_HELD) or
- * delivered with FI_ADDR_NOTAVAIL, as fi_cq(3) has it.  auto: held when
- * the endpoint has an auth_key (a job that isolates itself), delivered
- * otherwise (Open MPI's mtl/ofi inserts peers only when it first sends).
- */
-enum gm_unknown_policy { GM_UNKNOWN_AUTO, GM_UNKNOWN_HOLD, GM_UNKNOWN_DELIVER };
-#define GM_ADDR_HELD ((fi_addr_t)-2)
 extern struct gm_params gm_params;
+/* The net core's log hook (gm_log.h): into libfabric's log, as this provider. */
+extern const struct gm_log gm_fi_log;
 
 /* Limits advertised in fi_info. */
-#define GM_IOV_LIMIT    4
-#define GM_INJECT_SIZE  256
 #define GM_TX_SIZE      1024
 #define GM_RX_SIZE      1024
-#define GM_MAX_MSG_SIZE (1ULL << 40)
 #define GM_CQ_DATA_SIZE 8
 
 /*
@@ -170,114 +162,6 @@ struct gm_cntr {
 	int refs;
 };
 
-/* Upper-half state for one remote endpoint, hung on its gm_peer. */
-struct gm_conn {
-	struct gm_ep *ep;
-	struct gm_peer *peer;
-	fi_addr_t fi_addr; /* FI_ADDR_NOTAVAIL until found in the AV */
-	uint32_t next_msg_id;
-	struct gm_list tx_queue; /* frames still to hand to the net, in order */
-	struct gm_list cts_wait; /* rendezvous sends waiting to be pulled */
-	struct gm_list ep_entry;
-	struct gm_list pend_entry; /* on ep->tx_pending while tx_queue is not empty */
-	struct gm_ux *rx_cur;      /* medium message being reassembled, if unexpected */
-	struct gm_rx *rx_cur_rx;   /* ... or the posted receive it lands in */
-	uint32_t rx_cur_id;
-	size_t ux_bytes;     /* held in unexpected messages from this peer (FI_GAMMA_UX_PEER_MAX) */
-	uint64_t rx_matched; /* receives matched to this peer's messages so far */
-	uint64_t rx_reported;     /* ... and completed to the application, in that order */
-	struct gm_list rx_parked; /* finished receives waiting for an earlier one */
-};
-
-enum gm_tx_state { GM_TX_QUEUED, GM_TX_WAIT_CTS, GM_TX_PULLED, GM_TX_SENT };
-
-struct gm_tx {
-	struct gm_list entry;
-	struct gm_list live_entry; /* on ep->tx_live until freed */
-	struct gm_ep *ep;
-	struct gm_conn *conn;
-	void *context;
-	uint64_t flags; /* FI_SEND|FI_MSG|FI_TAGGED, FI_COMPLETION, FI_REMOTE_CQ_DATA, FI_INJECT,
-	                   GM_TX_SILENT */
-	uint64_t tag, data;
-	struct iovec iov[GM_IOV_LIMIT];
-	size_t iov_count;
-	uint64_t len;   /* message length */
-	uint64_t limit; /* bytes to send: len, or what the receiver pulled */
-	uint64_t off;   /* bytes handed to the net so far */
-	uint32_t msg_id;
-	uint32_t recv_id;
-	uint32_t mcrc;      /* message CRC of the bytes handed to the net so far */
-	uint8_t first_type; /* EAGER, START, RTS; CTS for internal control frames */
-	bool first_sent;
-	bool internal; /* protocol frame of our own: no completion */
-	bool reported; /* completion written; freed once every frame is acked */
-	unsigned unacked;
-	int err;
-	enum gm_tx_state state;
-	uint8_t inject_buf[GM_INJECT_SIZE];
-};
-
-struct gm_rx {
-	struct gm_list entry;
-	struct gm_ep *ep;
-	void *context;
-	uint64_t
-	    flags; /* FI_RECV|FI_MSG|FI_TAGGED, FI_COMPLETION, FI_MULTI_RECV, FI_PEEK, FI_CLAIM */
-	fi_addr_t src; /* FI_ADDR_UNSPEC: any */
-	uint64_t tag, ignore;
-	struct iovec iov[GM_IOV_LIMIT];
-	size_t iov_count;
-	uint64_t len;
-	uint64_t multi_off; /* FI_MULTI_RECV: bytes consumed */
-	/* set once matched */
-	uint64_t msg_len, recv_len, got;
-	uint32_t mcrc; /* message CRC of the bytes received so far */
-	bool corrupt;  /* a frame's mcrc disagreed: completes with FI_EIO */
-	uint64_t rtag, rdata;
-	fi_addr_t rsrc;
-	bool has_data;
-	uint32_t id; /* rendezvous: our id, echoed in RDATA */
-	struct gm_conn *conn;
-	uint64_t match_seq; /* conn->rx_matched when it matched */
-	int parked_err;     /* parked on conn->rx_parked (by entry) with this result */
-	struct gm_list rndv_entry;
-	void *buf_base; /* FI_MULTI_RECV: where this message starts */
-	struct gm_rx *multi_parent;
-	unsigned multi_refs; /* parent: slices not yet completed */
-	bool multi_retired;  /* parent: too little space left, no longer posted */
-};
-
-/* An unexpected message: arrived before a matching receive was posted. */
-struct gm_ux {
-	struct gm_list entry;
-	struct gm_conn *conn;
-	fi_addr_t src;
-	uint64_t tag, data, msg_len;
-	uint32_t mflags, msg_id;
-	bool rts;     /* rendezvous: no data held, pulled when matched */
-	uint8_t *buf; /* eager/medium data */
-	uint64_t have;
-	uint32_t mcrc;   /* message CRC of the bytes received so far */
-	int err;         /* FI_EIO once a frame's mcrc disagreed */
-	void *claim_ctx; /* FI_CLAIM: reserved for the receive with this context */
-	bool claimed;
-	struct gm_rx *bound; /* matched while still being reassembled */
-	size_t cap;          /* bytes allocated at buf: grows as fragments arrive */
-	size_t charged;      /* bytes counted against the caps */
-	uint64_t held_ms;    /* held (src GM_ADDR_HELD): when it arrived */
-};
-
-/* Upper-half counters, printed per endpoint by FI_GAMMA_STATS. */
-struct gm_msg_stats {
-	uint64_t unknown_held;        /* messages from sources not in the AV, held */
-	uint64_t unknown_released;    /* ... (held or not) whose source then appeared in the AV */
-	uint64_t unknown_dropped;     /* ... dropped: never appeared, or FI_GAMMA_UX_UNKNOWN_MAX */
-	uint64_t ux_dropped;          /* from known peers, dropped: FI_GAMMA_UX_MAX / _PEER_MAX */
-	size_t ux_peak, unknown_peak; /* most bytes held at once */
-	uint64_t sends_lost; /* sends completed when buffered whose data the peer never got */
-};
-
 struct gm_ep {
 	struct fid_ep fid;
 	struct gm_domain *dom;
@@ -288,25 +172,10 @@ struct gm_ep {
 	struct gm_cq *tx_cq, *rx_cq;
 	bool tx_selective, rx_selective;
 	struct gm_cntr *send_cntr, *recv_cntr;
-	struct gm_port *port;
 	bool enabled;
 	enum gm_class cls;
 	uint64_t tx_op_flags, rx_op_flags;
-	size_t min_multi_recv;
-	struct gm_conn **conns; /* by fi_addr */
-	size_t conns_cap;
-	struct gm_list conn_list;  /* every conn of this endpoint */
-	struct gm_list tx_pending; /* conns with frames waiting for the window */
-	struct gm_list tx_live;    /* every gm_tx not yet freed, for close */
-	struct gm_list posted[2];  /* [0] untagged, [1] tagged receives */
-	struct gm_list unexpected[2];
-	struct gm_list rndv_rx;         /* receives pulling a rendezvous message */
-	size_t ux_unresolved;           /* unexpected messages from outside the AV, held or not */
-	size_t ux_bytes, unknown_bytes; /* held in unexpected messages (caps: gm_params) */
-	uint64_t av_seen;               /* av->gen when held messages were last resolved */
-	uint64_t held_expiry_ms;        /* the oldest held message's deadline */
-	struct gm_msg_stats st;
-	uint32_t next_recv_id;
+	struct gm_msg msg; /* the protocol; its port is the endpoint's */
 };
 
 /* gm_addr.c: fi_getinfo's node and service */
@@ -374,30 +243,8 @@ int gm_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags
                   struct fid_mr **mr);
 /* gm_ep.c */
 int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep, void *context);
-struct gm_conn *gm_ep_conn(struct gm_ep *ep, fi_addr_t fi_addr);
-struct gm_conn *gm_conn_of_peer(struct gm_ep *ep, struct gm_peer *peer);
-/* gm_msg.c: the active-message protocol */
-extern const struct gm_port_ops gm_msg_port_ops;
-ssize_t gm_msg_send(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_addr_t dest,
-                    uint64_t tag, uint64_t data, void *context, uint64_t flags);
-ssize_t gm_msg_recv(struct gm_ep *ep, const struct iovec *iov, size_t count, fi_addr_t src,
-                    uint64_t tag, uint64_t ignore, void *context, uint64_t flags);
-void gm_msg_progress_ep(struct gm_ep *ep);
-int gm_msg_cancel(struct gm_ep *ep, void *context);
-void gm_msg_ep_close(struct gm_ep *ep);
-/* gm_match.c */
-bool gm_match_tag(uint64_t want, uint64_t ignore, uint64_t tag);
-bool gm_match_src(fi_addr_t want, fi_addr_t src);
-struct gm_rx *gm_match_posted(struct gm_list *posted, fi_addr_t src, uint64_t tag);
-struct gm_ux *gm_match_unexpected(struct gm_list *ux, fi_addr_t src, uint64_t tag, uint64_t ignore,
-                                  void *claim_ctx, bool claim);
-size_t gm_iov_copy_to(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
-                      size_t len);
-/* gm_iov_copy_to, chaining *crc (gm_crc32c) over the bytes copied (crc NULL: none). */
-size_t gm_iov_copy_to_crc(const struct iovec *iov, size_t cnt, uint64_t off, const void *src,
-                          size_t len, uint32_t *crc);
-size_t gm_iov_copy_from(const struct iovec *iov, size_t cnt, uint64_t off, void *dst, size_t len);
-uint64_t gm_iov_len(const struct iovec *iov, size_t cnt);
+/* gm_ep_upcalls.c: what the endpoint does for its protocol (gm_msg.h) */
+void gm_ep_msg_init(struct gm_ep *ep);
 
 #define GM_WARN(subsys, ...) FI_WARN(&gm_prov, subsys, __VA_ARGS__)
 #define GM_INFO(subsys, ...) FI_INFO(&gm_prov, subsys, __VA_ARGS__)

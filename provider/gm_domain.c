@@ -61,7 +61,7 @@ static int domain_progress(struct gm_domain *dom)
 	int n = gm_net_progress(dom->net);
 
 	gm_list_for_each_safe(&dom->eps, pos, tmp)
-	    gm_msg_progress_ep(gm_list_entry(pos, struct gm_ep, dom_entry));
+	    gm_msg_progress(&gm_list_entry(pos, struct gm_ep, dom_entry)->msg);
 	return n;
 }
 
@@ -286,6 +286,9 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 	    .ooo_max = (unsigned)gm_params.ooo_max,
 	    .ooo_peer_max = (unsigned)gm_params.ooo_peer_max,
 	    .peer_max = (unsigned)gm_params.peer_max,
+	    .stats = gm_params.stats,
+	    .rawd = gm_params.rawd,
+	    .log = gm_fi_log,
 	};
 	struct gm_domain *dom;
 	int ret;

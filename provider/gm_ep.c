@@ -11,38 +11,6 @@
 
 #define GM_EP(fid_ep) gm_container_of(fid_ep, struct gm_ep, fid)
 
-struct gm_conn *gm_ep_conn(struct gm_ep *ep, fi_addr_t fi_addr)
-{
-	const struct gm_addr *addr;
-	struct gm_peer *peer;
-	struct gm_conn *conn;
-
-	if (fi_addr < ep->conns_cap && ep->conns[fi_addr])
-		return ep->conns[fi_addr];
-	if (!ep->av || !(addr = gm_av_get(ep->av, fi_addr)))
-		return NULL;
-	if (fi_addr >= ep->conns_cap) {
-		size_t cap = ep->conns_cap ? ep->conns_cap : 64;
-		while (cap <= fi_addr)
-			cap *= 2;
-		struct gm_conn **c = realloc(ep->conns, cap * sizeof(*c));
-		if (!c)
-			return NULL;
-		memset(c + ep->conns_cap, 0, (cap - ep->conns_cap) * sizeof(*c));
-		ep->conns = c;
-		ep->conns_cap = cap;
-	}
-	peer = gm_peer_get(ep->port, addr);
-	if (!peer)
-		return NULL;
-	conn = gm_conn_of_peer(ep, peer);
-	if (!conn)
-		return NULL;
-	conn->fi_addr = fi_addr;
-	ep->conns[fi_addr] = conn;
-	return conn;
-}
-
 static int gm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct gm_ep *ep = gm_container_of(fid, struct gm_ep, fid.fid);
@@ -163,10 +131,12 @@ static int gm_ep_close(struct fid *fid)
 	pthread_mutex_lock(&dom->lock);
 	/* Operations still posted are discarded (fi_endpoint(3)), but the acks
 	   owed for what was delivered go out, or the peers' sends fail. */
-	gm_port_drain(ep->port);
-	gm_msg_ep_close(ep);
+	gm_port_drain(ep->msg.port);
+	if (gm_params.stats)
+		gm_msg_stats_print(&ep->msg, dom->ifname, stderr);
+	gm_msg_close(&ep->msg);
 	gm_list_del(&ep->dom_entry);
-	gm_port_close(ep->port);
+	gm_port_close(ep->msg.port);
 	if (ep->av)
 		ep->av->refs--;
 	if (ep->eq)
@@ -181,7 +151,6 @@ static int gm_ep_close(struct fid *fid)
 		ep->recv_cntr->refs--;
 	dom->refs--;
 	pthread_mutex_unlock(&dom->lock);
-	free(ep->conns);
 	fi_freeinfo(ep->info);
 	free(ep);
 	return 0;
@@ -194,7 +163,7 @@ static int gm_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	size_t want = *addrlen;
 
 	gm_net_mac(ep->dom->net, a.mac);
-	a.port = gm_port_num(ep->port);
+	a.port = gm_port_num(ep->msg.port);
 	*addrlen = sizeof(a);
 	if (want < sizeof(a))
 		return -FI_ETOOSMALL;
@@ -217,7 +186,7 @@ static int gm_ep_getopt(fid_t fid, int level, int optname, void *optval, size_t 
 		if (*optlen < sizeof(size_t))
 			return -FI_ETOOSMALL;
 		pthread_mutex_lock(&ep->dom->lock);
-		*(size_t *)optval = ep->min_multi_recv;
+		*(size_t *)optval = ep->msg.min_multi_recv;
 		pthread_mutex_unlock(&ep->dom->lock);
 		*optlen = sizeof(size_t);
 		return 0;
@@ -226,7 +195,7 @@ static int gm_ep_getopt(fid_t fid, int level, int optname, void *optval, size_t 
 		if (*optlen < sizeof(uint32_t))
 			return -FI_ETOOSMALL;
 		pthread_mutex_lock(&ep->dom->lock);
-		*(uint32_t *)optval = gm_port_key(ep->port);
+		*(uint32_t *)optval = gm_port_key(ep->msg.port);
 		pthread_mutex_unlock(&ep->dom->lock);
 		*optlen = sizeof(uint32_t);
 		return 0;
@@ -244,7 +213,7 @@ static int gm_ep_setopt(fid_t fid, int level, int optname, const void *optval, s
 		if (optlen != sizeof(size_t))
 			return -FI_EINVAL;
 		pthread_mutex_lock(&ep->dom->lock);
-		ep->min_multi_recv = *(const size_t *)optval;
+		ep->msg.min_multi_recv = *(const size_t *)optval;
 		pthread_mutex_unlock(&ep->dom->lock);
 		return 0;
 	}
@@ -256,7 +225,7 @@ static int gm_ep_setopt(fid_t fid, int level, int optname, const void *optval, s
 		if (gm_params.require_auth && optlen < GM_SECRET_MIN)
 			return -FI_EACCES;
 		pthread_mutex_lock(&ep->dom->lock);
-		ret = gm_port_set_auth(ep->port, &(struct gm_auth){optval, optlen});
+		ret = gm_port_set_auth(ep->msg.port, &(struct gm_auth){optval, optlen});
 		pthread_mutex_unlock(&ep->dom->lock);
 		return ret;
 	}
@@ -269,7 +238,7 @@ static ssize_t gm_ep_cancel(fid_t fid, void *context)
 	int ret;
 
 	pthread_mutex_lock(&ep->dom->lock);
-	ret = gm_msg_cancel(ep, context);
+	ret = gm_msg_cancel(&ep->msg, context);
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
 }
@@ -328,7 +297,8 @@ static ssize_t send_flagged(struct fid_ep *fep, const struct iovec *iov, size_t 
 	if (count > GM_IOV_LIMIT)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&ep->dom->lock);
-	ret = gm_msg_send(ep, iov, count, dest, tag, data, context, flags);
+	ret = ep->enabled ? gm_msg_send(&ep->msg, iov, count, dest, tag, data, context, flags)
+	                  : -FI_EOPBADSTATE;
 	/* Out now: an injecting caller may not call in again for a while. */
 	if (!ret)
 		gm_net_flush(ep->dom->net);
@@ -360,8 +330,10 @@ static ssize_t do_recv(struct fid_ep *fep, const struct iovec *iov, size_t count
 
 	if (count > GM_IOV_LIMIT)
 		return -FI_EINVAL;
+	if (!(ep->info->caps & FI_DIRECTED_RECV))
+		src = FI_ADDR_UNSPEC;
 	pthread_mutex_lock(&ep->dom->lock);
-	ret = gm_msg_recv(ep, iov, count, src, tag, ignore, context, flags);
+	ret = gm_msg_recv(&ep->msg, iov, count, src, tag, ignore, context, flags);
 	if (!ret) /* a receive may have pulled a waiting rendezvous message */
 		gm_net_flush(ep->dom->net);
 	pthread_mutex_unlock(&ep->dom->lock);
@@ -554,16 +526,7 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 	ep->cls = gm_tclass_to_class(info->tx_attr ? info->tx_attr->tclass : FI_TC_UNSPEC);
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
-	ep->min_multi_recv = 64;
-	ep->next_recv_id = 1;
-	for (int i = 0; i < 2; i++) {
-		gm_list_init(&ep->posted[i]);
-		gm_list_init(&ep->unexpected[i]);
-	}
-	gm_list_init(&ep->rndv_rx);
-	gm_list_init(&ep->conn_list);
-	gm_list_init(&ep->tx_pending);
-	gm_list_init(&ep->tx_live);
+	gm_ep_msg_init(ep);
 	ep->fid.fid.fclass = FI_CLASS_EP;
 	ep->fid.fid.context = context;
 	ep->fid.fid.ops = &gm_ep_fi_ops;
@@ -575,12 +538,14 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 	ep->fid.atomic = &gm_no_atomic_ops;
 
 	pthread_mutex_lock(&dom->lock);
-	ret = gm_port_open(dom->net, port, ep->cls, &auth, &gm_msg_port_ops, ep, &ep->port);
+	ret =
+	    gm_port_open(dom->net, port, ep->cls, &auth, &gm_msg_port_ops, &ep->msg, &ep->msg.port);
 	if (ret == -FI_EADDRINUSE && port) {
 		/* several endpoints opened from one fi_info: the others get a free
 		   port, which fi_getname reports */
 		GM_INFO(FI_LOG_EP_CTRL, "port %u in use: choosing another\n", port);
-		ret = gm_port_open(dom->net, 0, ep->cls, &auth, &gm_msg_port_ops, ep, &ep->port);
+		ret = gm_port_open(dom->net, 0, ep->cls, &auth, &gm_msg_port_ops, &ep->msg,
+		                   &ep->msg.port);
 	}
 	if (!ret) {
 		gm_list_add_tail(&dom->eps, &ep->dom_entry);

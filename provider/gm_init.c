@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gm_defaults.h"
 #include "gm_net.h"
 
 static void gm_cleanup(void);
@@ -21,34 +22,49 @@ struct fi_provider gm_prov = {
 
 struct gm_params gm_params = {
     .ethertype = GM_ETHERTYPE_DEFAULT,
-    .dq = true,
-    .low_share = 8,
-    .default_class = GM_CLASS_HIGH,
-    .window = 1024,
-    .rto_us = 2000,
-    .peer_timeout_ms = 10000,
-    .ux_max = 256u << 20,
-    .ux_peer_max = 64u << 20,
-    .ux_unknown_max = 1u << 20,
-    .ux_unknown_hold_ms = 10000,
-    .rx_ring_kb = 8192,
-    .rndv_threshold = 65536,
-    .progress_idle_us = 10000,
+    .dq = GM_DEFAULT_DQ,
+    .low_share = GM_DEFAULT_LOW_SHARE,
+    .default_class = GM_DEFAULT_CLASS,
+    .window = GM_DEFAULT_WINDOW,
+    .rto_us = GM_DEFAULT_RTO_US,
+    .peer_timeout_ms = GM_DEFAULT_PEER_TIMEOUT_MS,
+    .ux_max = GM_DEFAULT_UX_MAX,
+    .ux_peer_max = GM_DEFAULT_UX_PEER_MAX,
+    .ux_unknown_max = GM_DEFAULT_UX_UNKNOWN_MAX,
+    .ux_unknown_hold_ms = GM_DEFAULT_UX_UNKNOWN_HOLD_MS,
+    .rx_ring_kb = GM_DEFAULT_RX_RING_KB,
+    .rndv_threshold = GM_DEFAULT_RNDV_THRESHOLD,
+    .rawd = GM_RAWD_DEFAULT,
+    .progress_idle_us = GM_DEFAULT_PROGRESS_IDLE_US,
+    .idle_sleep_ms = GM_DEFAULT_IDLE_SLEEP_MS,
 };
+
+static void fi_log_hook(void *ctx, enum gm_log_level level, const char *func, int line,
+                        const char *msg)
+{
+	enum fi_log_level l = level == GM_LOG_WARN ? FI_LOG_WARN : FI_LOG_INFO;
+
+	if (fi_log_enabled(&gm_prov, l, FI_LOG_CORE))
+		fi_log(&gm_prov, l, FI_LOG_CORE, func, line, "%s", msg);
+}
+
+const struct gm_log gm_fi_log = {.fn = fi_log_hook};
 
 /* Caps on what unexpected messages may hold (gm_msg.c). */
 static void gm_params_define_ux(void)
 {
 	fi_param_define(&gm_prov, "ux_max", FI_PARAM_SIZE_T,
 	                "Bytes of unexpected messages an endpoint holds; beyond, new ones are "
-	                "dropped and counted (default: 268435456)");
-	fi_param_define(&gm_prov, "ux_peer_max", FI_PARAM_SIZE_T,
-	                "Bytes of unexpected messages an endpoint holds from one peer (default: "
-	                "67108864)");
-	fi_param_define(&gm_prov, "ux_unknown_max", FI_PARAM_SIZE_T,
-	                "Bytes an endpoint holds of messages from sources not (yet) in its address "
-	                "vector, which are never delivered until the source is inserted (default: "
-	                "1048576)");
+	                "dropped and counted (default: " GM_STR(GM_DEFAULT_UX_MAX) ")");
+	fi_param_define(
+	    &gm_prov, "ux_peer_max", FI_PARAM_SIZE_T,
+	    "Bytes of unexpected messages an endpoint holds from one peer (default: " GM_STR(
+	        GM_DEFAULT_UX_PEER_MAX) ")");
+	fi_param_define(
+	    &gm_prov, "ux_unknown_max", FI_PARAM_SIZE_T,
+	    "Bytes an endpoint holds of messages from sources not (yet) in its address "
+	    "vector, which are never delivered until the source is inserted (default: " GM_STR(
+	        GM_DEFAULT_UX_UNKNOWN_MAX) ")");
 	fi_param_define(&gm_prov, "ux_unknown", FI_PARAM_STRING,
 	                "Messages from sources not in the address vector: hold (delivered only "
 	                "once the source is inserted), deliver (with FI_ADDR_NOTAVAIL, as "
@@ -56,7 +72,8 @@ static void gm_params_define_ux(void)
 	                "(default: auto)");
 	fi_param_define(&gm_prov, "ux_unknown_hold", FI_PARAM_INT,
 	                "Milliseconds a message from a source not in the address vector waits for "
-	                "the source to be inserted before it is dropped (default: 10000)");
+	                "the source to be inserted before it is dropped (default: " GM_STR(
+	                    GM_DEFAULT_UX_UNKNOWN_HOLD_MS) ")");
 }
 
 static void gm_params_read_ux(void)
@@ -92,34 +109,37 @@ static void gm_params_define(void)
 	                "Ethernet interface(s) to use, comma separated (default: every up, "
 	                "non-loopback Ethernet interface)");
 	fi_param_define(&gm_prov, "ethertype", FI_PARAM_INT,
-	                "EtherType of gamma frames (default: 0x88B5)");
+	                "EtherType of gamma frames (default: " GM_STR(GM_ETHERTYPE_DEFAULT) ")");
 	fi_param_define(&gm_prov, "dq", FI_PARAM_BOOL,
-	                "Double queue: serve high-class traffic before low-class (default: 1; "
-	                "0 = one FIFO)");
+	                "Double queue: serve high-class traffic before low-class (default: " GM_STR(
+	                    GM_DEFAULT_DQ) "; "
+	                                   "0 = one FIFO)");
 	fi_param_define(&gm_prov, "low_share", FI_PARAM_INT,
 	                "Starvation guard: when both queues wait, send one low-class frame after "
-	                "this many high-class frames (default: 8)");
+	                "this many high-class frames (default: " GM_STR(GM_DEFAULT_LOW_SHARE) ")");
 	fi_param_define(&gm_prov, "default_class", FI_PARAM_STRING,
 	                "Traffic class of endpoints whose tclass is FI_TC_UNSPEC: high or low "
 	                "(default: high)");
 	fi_param_define(
 	    &gm_prov, "window", FI_PARAM_INT,
-	    "Frames in flight per peer before the sender waits for acks (default: 1024)");
+	    "Frames in flight per peer before the sender waits for acks (default: " GM_STR(
+	        GM_DEFAULT_WINDOW) ")");
 	fi_param_define(&gm_prov, "rto", FI_PARAM_INT,
 	                "Retransmission timeout floor in microseconds; above it the timeout "
-	                "follows the measured round trip (default: 2000)");
+	                "follows the measured round trip (default: " GM_STR(GM_DEFAULT_RTO_US) ")");
 	fi_param_define(&gm_prov, "peer_timeout", FI_PARAM_INT,
 	                "Milliseconds without an ack, or of silence while an operation waits on "
 	                "the peer (it is probed meanwhile), before a peer is declared dead and "
-	                "its operations complete with FI_EIO (default: 10000)");
+	                "its operations complete with FI_EIO (default: " GM_STR(
+	                    GM_DEFAULT_PEER_TIMEOUT_MS) ")");
 	fi_param_define(&gm_prov, "rx_ring", FI_PARAM_INT,
-	                "Receive ring size in KiB (default: 8192)");
+	                "Receive ring size in KiB (default: " GM_STR(GM_DEFAULT_RX_RING_KB) ")");
 	fi_param_define(&gm_prov, "rndv_threshold", FI_PARAM_SIZE_T,
 	                "Messages at least this large use rendezvous: the receiver pulls them "
-	                "once matched (default: 65536)");
+	                "once matched (default: " GM_STR(GM_DEFAULT_RNDV_THRESHOLD) ")");
 	fi_param_define(&gm_prov, "rawd", FI_PARAM_STRING,
 	                "Helper that opens the raw packet sockets when this process lacks "
-	                "CAP_NET_RAW (tools/gamma-rawd; default: " GM_RAWD_DEFAULT "; none: "
+	                "CAP_NET_RAW (gamma-rawd; default: " GM_RAWD_DEFAULT "; none: "
 	                "never use it)");
 	fi_param_define(&gm_prov, "ooo_max", FI_PARAM_INT,
 	                "Out-of-order frames held for reordering, all peers of an interface "
@@ -132,7 +152,8 @@ static void gm_params_define(void)
 	    &gm_prov, "peer_max", FI_PARAM_INT,
 	    "Peers that received frames may create per interface; past it the oldest "
 	    "one the application does not use (nothing sent to it) is reclaimed, or the "
-	    "frame is dropped ('peers refused' / 'reclaimed'; default: 4096)");
+	    "frame is dropped ('peers refused' / 'reclaimed'; default: " GM_STR(
+	        GM_DEFAULT_PEER_MAX) ")");
 	fi_param_define(
 	    &gm_prov, "require_auth", FI_PARAM_BOOL,
 	    "Refuse endpoints without a secret, an auth_key of 16 to 64 bytes (domain "
@@ -146,12 +167,13 @@ static void gm_params_define(void)
 	                "Microseconds the application must leave a domain alone (no CQ, counter "
 	                "or data call) before the provider's progress thread acknowledges, "
 	                "drains the ring and answers rendezvous for it; resolution: the kernel "
-	                "tick, 1-4 ms (default: 10000)");
+	                "tick, 1-4 ms (default: " GM_STR(GM_DEFAULT_PROGRESS_IDLE_US) ")");
 	fi_param_define(&gm_prov, "idle_sleep", FI_PARAM_INT,
 	                "Milliseconds fi_cq_read may sleep in the CQ's wait object once it has "
 	                "been polled in vain back to back for 20 us, so that ranks outnumbering "
 	                "cores give the core away (Open MPI mtl/ofi cannot block); the next "
-	                "frame ends the sleep. 0: fi_cq_read never sleeps (default: 0)");
+	                "frame ends the sleep. 0: fi_cq_read never sleeps (default: " GM_STR(
+	                    GM_DEFAULT_IDLE_SLEEP_MS) ")");
 	fi_param_define(&gm_prov, "stats", FI_PARAM_BOOL,
 	                "Print frame, retransmission and drop counters when a domain closes "
 	                "(default: 0)");
@@ -206,6 +228,9 @@ static void gm_params_read(void)
 		gm_params.progress_idle_us = v;
 	if (!fi_param_get_int(&gm_prov, "idle_sleep", &v) && v >= 0)
 		gm_params.idle_sleep_ms = v;
+	s = NULL;
+	if (!fi_param_get_str(&gm_prov, "rawd", &s) && s)
+		gm_params.rawd = strcmp(s, "none") ? s : "";
 	gm_params_read_ux();
 }
 

@@ -10,8 +10,8 @@
  * Transmit: sendmmsg(), one syscall per batch and class, straight from the
  * reliability layer's buffers (which hold every frame until acked anyway).
  * Measured against PACKET_TX_RING (TPACKET_V2, one send() per 64 frames)
- * with tests/tools/gm-txbench on a veth, CPU time per frame on this
- * 2-core machine (busy, so wall rates are noise): 1514 B frames 1.50 us
+ * with a one-off benchmark (c10ea09:tests/tools/gm-txbench.c) on a veth,
+ * CPU time per frame on this 2-core machine (busy, so wall rates are noise): 1514 B frames 1.50 us
  * both; 9014 B frames sendmmsg 2.47 us, ring 2.9-3.4 us; 60 B frames
  * sendmmsg 1.38 us, ring 1.22 us.  The ring wins only for tiny frames and
  * needs a copy into it, slot reclaim (a slot returns only when the kernel
@@ -54,11 +54,10 @@
 
 #include <rdma/fi_errno.h>
 
-#include "gm.h"
+#include "gm_filter.h"
 #include "gm_rawd.h"
 
-#define RX_BATCH_MAX     256
-#define MAX_FILTER_PORTS 200 /* classic BPF jumps are 8 bits wide */
+#define RX_BATCH_MAX 256
 
 struct gm_link {
 	char ifname[IF_NAMESIZE];
@@ -73,6 +72,8 @@ struct gm_link {
 	uint64_t drops;
 	bool filter_locked;     /* sockets from gamma-rawd */
 	struct sockaddr_ll dst; /* ifindex and protocol for sendmmsg */
+	const char *rawd;
+	struct gm_log log;
 };
 
 static int err_from_errno(int e)
@@ -94,16 +95,16 @@ static int query_iface(struct gm_link *l)
 		goto out;
 	}
 	if (!(ifr.ifr_flags & IFF_UP)) {
-		GM_WARN(FI_LOG_CORE, "interface %s is down; bring it up: ip link set %s up\n",
-		        l->ifname, l->ifname);
+		GM_NET_WARN(&l->log, "interface %s is down; bring it up: ip link set %s up\n",
+		            l->ifname, l->ifname);
 		rc = -FI_ENETDOWN;
 		goto out;
 	}
 	/* No carrier yet (a veth needs a moment after both ends are up):
 	 * frames sent meanwhile are lost and retransmitted, so carry on. */
 	if (!(ifr.ifr_flags & IFF_RUNNING))
-		GM_WARN(FI_LOG_CORE, "interface %s has no carrier (yet); frames wait for it\n",
-		        l->ifname);
+		GM_NET_WARN(&l->log, "interface %s has no carrier (yet); frames wait for it\n",
+		            l->ifname);
 	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0) {
 		rc = -errno;
 		goto out;
@@ -114,9 +115,9 @@ static int query_iface(struct gm_link *l)
 		goto out;
 	}
 	if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER) {
-		GM_WARN(FI_LOG_CORE,
-		        "interface %s is not Ethernet; pick another with FI_GAMMA_IFACE\n",
-		        l->ifname);
+		GM_NET_WARN(&l->log,
+		            "interface %s is not Ethernet; pick another with FI_GAMMA_IFACE\n",
+		            l->ifname);
 		rc = -FI_ENODEV;
 		goto out;
 	}
@@ -135,7 +136,7 @@ static int packet_socket(struct gm_link *l, const char *what)
 		int e = errno;
 
 		if (e != EPERM && e != EACCES)
-			GM_WARN(FI_LOG_CORE, "socket(AF_PACKET) for %s: %s\n", what, strerror(e));
+			GM_NET_WARN(&l->log, "socket(AF_PACKET) for %s: %s\n", what, strerror(e));
 		return err_from_errno(e);
 	}
 	return fd;
@@ -147,21 +148,21 @@ static int sockets_from_rawd(struct gm_link *l)
 	char err[RAWD_MSG_MAX + 64];
 	int fds[RAWD_NFDS];
 
-	if (gm_rawd_open(l->ifname, l->ethertype, fds, err, sizeof(err))) {
-		GM_WARN(FI_LOG_CORE,
-		        "cannot open raw packet sockets on %s: this process lacks CAP_NET_RAW, and "
-		        "the gamma-rawd helper failed: %s; fix: run as root, or install gamma-rawd "
-		        "(make install runs setcap cap_net_raw+ep on it; FI_GAMMA_RAWD names it) "
-		        "and allow %s in its rawd.conf\n",
-		        l->ifname, err, l->ifname);
+	if (gm_rawd_open(l->rawd, l->ifname, l->ethertype, fds, err, sizeof(err))) {
+		GM_NET_WARN(
+		    &l->log,
+		    "cannot open raw packet sockets on %s: this process lacks CAP_NET_RAW, and "
+		    "the gamma-rawd helper failed: %s; fix: run as root, or install gamma-rawd "
+		    "(make install runs setcap cap_net_raw+ep on it; FI_GAMMA_RAWD names it) "
+		    "and allow %s in its rawd.conf\n",
+		    l->ifname, err, l->ifname);
 		return -FI_EPERM;
 	}
 	l->rx_fd = fds[RAWD_FD_RX];
 	l->tx_fd[GM_CLASS_HIGH] = fds[RAWD_FD_TX_HIGH];
 	l->tx_fd[GM_CLASS_LOW] = fds[RAWD_FD_TX_LOW];
 	l->filter_locked = true;
-	GM_INFO(FI_LOG_CORE, "%s: packet sockets from gamma-rawd (%s)\n", l->ifname,
-	        gm_rawd_path());
+	GM_NET_INFO(&l->log, "%s: packet sockets from gamma-rawd (%s)\n", l->ifname, l->rawd);
 	return 0;
 }
 
@@ -176,7 +177,7 @@ static int bind_iface(struct gm_link *l, int fd, uint16_t proto)
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
 		int e = errno;
 
-		GM_WARN(FI_LOG_CORE, "bind packet socket to %s: %s\n", l->ifname, strerror(e));
+		GM_NET_WARN(&l->log, "bind packet socket to %s: %s\n", l->ifname, strerror(e));
 		return e == ENETDOWN ? -FI_ENETDOWN : err_from_errno(e);
 	}
 	return 0;
@@ -211,10 +212,10 @@ static int setup_rx_ring(struct gm_link *l, unsigned ring_kb, unsigned min_frame
 	if (setsockopt(l->rx_fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0) {
 		int e = errno;
 
-		GM_WARN(FI_LOG_CORE,
-		        "PACKET_RX_RING (%u blocks of %u): %s; try a smaller "
-		        "FI_GAMMA_RX_RING\n",
-		        req.tp_block_nr, req.tp_block_size, strerror(e));
+		GM_NET_WARN(&l->log,
+		            "PACKET_RX_RING (%u blocks of %u): %s; try a smaller "
+		            "FI_GAMMA_RX_RING\n",
+		            req.tp_block_nr, req.tp_block_size, strerror(e));
 		return -e;
 	}
 	l->frame_nr = req.tp_frame_nr;
@@ -230,14 +231,14 @@ static int setup_rx_ring(struct gm_link *l, unsigned ring_kb, unsigned min_frame
 	return 0;
 }
 
-int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb, unsigned min_frames,
-                 struct gm_link **out)
+int gm_link_open(const struct gm_link_cfg *cfg, struct gm_link **out)
 {
+	const char *ifname = cfg->ifname;
 	struct gm_link *l;
 	int rc;
 
 	if (!ifname || !*ifname || strlen(ifname) >= IF_NAMESIZE) {
-		GM_WARN(FI_LOG_CORE, "no usable interface name given; set FI_GAMMA_IFACE\n");
+		GM_NET_WARN(&cfg->log, "no usable interface name given; set FI_GAMMA_IFACE\n");
 		return -FI_ENODEV;
 	}
 	l = calloc(1, sizeof(*l));
@@ -245,13 +246,15 @@ int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb, un
 		return -FI_ENOMEM;
 	l->rx_fd = l->tx_fd[0] = l->tx_fd[1] = -1;
 	snprintf(l->ifname, sizeof(l->ifname), "%s", ifname);
-	l->ethertype = ethertype;
+	l->ethertype = cfg->ethertype;
+	l->rawd = cfg->rawd;
+	l->log = cfg->log;
 	l->ifindex = (int)if_nametoindex(ifname);
 	if (!l->ifindex) {
-		GM_WARN(FI_LOG_CORE,
-		        "interface %s does not exist (ip -br link lists them); "
-		        "set FI_GAMMA_IFACE\n",
-		        ifname);
+		GM_NET_WARN(&l->log,
+		            "interface %s does not exist (ip -br link lists them); "
+		            "set FI_GAMMA_IFACE\n",
+		            ifname);
 		rc = -FI_ENODEV;
 		goto fail;
 	}
@@ -259,8 +262,8 @@ int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb, un
 	if (rc)
 		goto fail;
 	if (l->mtu < sizeof(struct gm_hdr) + 64 || l->mtu > 65535 - ETH_HLEN) {
-		GM_WARN(FI_LOG_CORE, "interface %s has MTU %zu, outside what gamma carries\n",
-		        ifname, l->mtu);
+		GM_NET_WARN(&l->log, "interface %s has MTU %zu, outside what gamma carries\n",
+		            ifname, l->mtu);
 		rc = -FI_EINVAL;
 		goto fail;
 	}
@@ -274,7 +277,7 @@ int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb, un
 		rc = sockets_from_rawd(l);
 	if (rc < 0)
 		goto fail;
-	rc = setup_rx_ring(l, rx_ring_kb ? rx_ring_kb : 8192, min_frames);
+	rc = setup_rx_ring(l, cfg->rx_ring_kb, cfg->min_frames);
 	if (rc)
 		goto fail;
 	rc = gm_link_set_ports(l, NULL, 0);
@@ -304,7 +307,7 @@ int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb, un
 	}
 	l->dst = (struct sockaddr_ll){
 	    .sll_family = AF_PACKET,
-	    .sll_protocol = htons(ethertype),
+	    .sll_protocol = htons(l->ethertype),
 	    .sll_ifindex = l->ifindex,
 	    .sll_halen = 6,
 	};
@@ -349,51 +352,20 @@ int gm_link_tx_fd(const struct gm_link *l, enum gm_class cls)
 	return l->tx_fd[cls == GM_CLASS_LOW];
 }
 
-/*
- * The filter: our EtherType; incoming frames addressed to us (PACKET_HOST),
- * or outgoing frames addressed to our own MAC (local communication); and
- * gm_hdr.dst_port one of ours.  Everything else never reaches the ring.
- */
+/* The kernel filter: gm_filter.h. */
 int gm_link_set_ports(struct gm_link *l, const uint16_t *ports, unsigned n)
 {
-	struct sock_filter f[32 + MAX_FILTER_PORTS];
-	uint32_t mac_hi = (uint32_t)l->mac[0] << 24 | l->mac[1] << 16 | l->mac[2] << 8 | l->mac[3];
-	uint32_t mac_lo = (uint32_t)l->mac[4] << 8 | l->mac[5];
-	bool any_port = n > MAX_FILTER_PORTS;
-	unsigned k = 0, np = any_port ? 0 : n;
+	struct sock_filter f[GM_FILTER_MAX_LEN];
 	struct sock_fprog prog;
 
 	if (l->filter_locked) /* gamma-rawd's filter stays; ports are checked on receipt */
 		return 0;
-	/* Layout: 0..9 checks, then np port compares, then drop, accept. */
-	unsigned drop = 10 + np, accept = drop + 1;
-#define JMP(code, v, t, fl) (struct sock_filter) BPF_JUMP(code, v, t, fl)
-#define STM(code, v)        (struct sock_filter) BPF_STMT(code, v)
-	f[k++] = STM(BPF_LD | BPF_H | BPF_ABS, 12);                            /* 0 */
-	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, l->ethertype, 0, drop - 2);    /* 1 */
-	f[k++] = STM(BPF_LD | BPF_B | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE);   /* 2 */
-	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_HOST, 5, 0);            /* 3 -> 9 */
-	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 0, drop - 5); /* 4 */
-	f[k++] = STM(BPF_LD | BPF_W | BPF_ABS, 0);                             /* 5 */
-	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, mac_hi, 0, drop - 7);          /* 6 */
-	f[k++] = STM(BPF_LD | BPF_H | BPF_ABS, 4);                             /* 7 */
-	f[k++] = JMP(BPF_JMP | BPF_JEQ | BPF_K, mac_lo, 0, drop - 9);          /* 8 */
-	if (any_port) /* too many ports for one filter: let user space sort them */
-		f[k++] = STM(BPF_JMP | BPF_JA, 1); /* 9 */
-	else
-		f[k++] = STM(BPF_LD | BPF_H | BPF_ABS, ETH_HLEN + 4); /* 9 */
-	for (unsigned i = 0; i < np; i++, k++)
-		f[k] = JMP(BPF_JMP | BPF_JEQ | BPF_K, ports[i], accept - k - 1, 0);
-	f[k++] = STM(BPF_RET | BPF_K, 0);      /* drop */
-	f[k++] = STM(BPF_RET | BPF_K, 0xffff); /* accept */
-#undef JMP
-#undef STM
-	prog.len = (unsigned short)k;
+	prog.len = (unsigned short)gm_filter_build(f, l->ethertype, l->mac, ports, n);
 	prog.filter = f;
 	if (setsockopt(l->rx_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0) {
 		int e = errno;
 
-		GM_WARN(FI_LOG_CORE, "SO_ATTACH_FILTER on %s: %s\n", l->ifname, strerror(e));
+		GM_NET_WARN(&l->log, "SO_ATTACH_FILTER on %s: %s\n", l->ifname, strerror(e));
 		return -e;
 	}
 	return 0;
@@ -466,7 +438,7 @@ int gm_link_rx(struct gm_link *l, gm_link_rx_fn fn, void *ctx, unsigned max)
 			struct tpacket2_hdr *h = slot(l, (l->rx_head + i) % l->frame_nr);
 			const uint8_t *f = (const uint8_t *)h + h->tp_mac;
 			size_t len = h->tp_snaplen;
-			int low = len > ETH_HLEN + 2 && (f[ETH_HLEN + 2] & GM_F_LOW);
+			int low = gm_frame_is_low(f, len);
 
 			if (low == pass)
 				fn(ctx, f, len);
@@ -494,5 +466,5 @@ uint64_t gm_link_ring_drops(struct gm_link *l)
 
 int gm_link_port_reserve(struct gm_link *l, uint16_t port, uint16_t *got)
 {
-	return gm_portres_take(l->ethertype, l->ifindex, port, got);
+	return gm_portres_take(l->ethertype, l->ifindex, port, got, &l->log);
 }

@@ -21,9 +21,16 @@
 
 struct gm_link;
 
-/* The receive ring is rx_ring_kb big, but holds at least min_frames frames. */
-int gm_link_open(const char *ifname, uint16_t ethertype, unsigned rx_ring_kb, unsigned min_frames,
-                 struct gm_link **out);
+struct gm_link_cfg {
+	const char *ifname;
+	uint16_t ethertype;
+	/* The receive ring is rx_ring_kb big, but holds at least min_frames frames. */
+	unsigned rx_ring_kb, min_frames;
+	const char *rawd; /* helper to ask for the sockets without CAP_NET_RAW (gm_rawd.h) */
+	struct gm_log log;
+};
+
+int gm_link_open(const struct gm_link_cfg *cfg, struct gm_link **out);
 void gm_link_close(struct gm_link *l);
 void gm_link_mac(const struct gm_link *l, uint8_t mac[6]);
 size_t gm_link_mtu(const struct gm_link *l);
@@ -55,7 +62,8 @@ uint64_t gm_link_ring_drops(struct gm_link *l);
  */
 int gm_link_port_reserve(struct gm_link *l, uint16_t port, uint16_t *got);
 void gm_link_port_release(int fd);
-/* The same by EtherType and interface index. */
-int gm_portres_take(uint16_t ethertype, int ifindex, uint16_t port, uint16_t *got);
+/* The same by EtherType and interface index; log: where a warning goes (may be NULL). */
+int gm_portres_take(uint16_t ethertype, int ifindex, uint16_t port, uint16_t *got,
+                    const struct gm_log *log);
 
 #endif /* GM_LINK_H */

@@ -19,7 +19,7 @@
  * engine's business (sequence numbers, sessions, the restart handshake in
  * gm_rel.c).  Nonces of 2^63 and above are refused: B would wrap.
  *
- * Why this construction: the cost per frame, copy + MAC (tools/gm-macbench,
+ * Why this construction: the cost per frame, copy + MAC (experiments/perf/gm-macbench,
  * thread CPU time, best of three, this 2-core machine, OpenSSL 3.0):
  *
  *                  1500 B    9000 B    65000 B

@@ -18,7 +18,7 @@
 
 #include <rdma/fi_errno.h>
 
-#include "gm.h"
+#include "gm_defaults.h"
 #include "gm_link.h"
 #include "gm_rel.h"
 
@@ -38,6 +38,8 @@ struct gm_net {
 	uint64_t now;         /* time of the current progress pass */
 	unsigned idle_passes; /* progress passes without reading the clock */
 	char ifname[32];
+	bool stats;
+	struct gm_log log;
 };
 
 static uint64_t now_us(void)
@@ -58,6 +60,8 @@ static int net_send(void *ctx, enum gm_class cls, const struct iovec *frames, un
 int gm_net_open(const struct gm_net_params *p, struct gm_net **out)
 {
 	struct gm_net *net;
+	uint16_t ethertype = p->ethertype ? p->ethertype : GM_ETHERTYPE_DEFAULT;
+	unsigned window = p->window ? p->window : GM_DEFAULT_WINDOW;
 	struct gm_rel_cfg cfg;
 	struct gm_rel_link rl;
 	int rc;
@@ -66,17 +70,27 @@ int gm_net_open(const struct gm_net_params *p, struct gm_net **out)
 	if (!net)
 		return -FI_ENOMEM;
 	snprintf(net->ifname, sizeof(net->ifname), "%s", p->ifname ? p->ifname : "");
-	rc = gm_link_open(p->ifname, p->ethertype ? p->ethertype : GM_ETHERTYPE_DEFAULT,
-	                  p->rx_ring_kb, 2 * (p->window ? p->window : 1024), &net->link);
+	net->stats = p->stats;
+	net->log = p->log;
+	rc = gm_link_open(
+	    &(struct gm_link_cfg){
+	        .ifname = p->ifname,
+	        .ethertype = ethertype,
+	        .rx_ring_kb = p->rx_ring_kb ? p->rx_ring_kb : GM_DEFAULT_RX_RING_KB,
+	        .min_frames = 2 * window,
+	        .rawd = p->rawd,
+	        .log = p->log,
+	    },
+	    &net->link);
 	if (rc)
 		goto fail;
 	cfg = (struct gm_rel_cfg){
-	    .ethertype = p->ethertype ? p->ethertype : GM_ETHERTYPE_DEFAULT,
+	    .ethertype = ethertype,
 	    .dq = p->dq,
 	    .low_share = p->low_share,
-	    .window = p->window ? p->window : 1024,
-	    .rto_us = p->rto_us ? p->rto_us : 2000,
-	    .peer_timeout_ms = p->peer_timeout_ms ? p->peer_timeout_ms : 10000,
+	    .window = window,
+	    .rto_us = p->rto_us ? p->rto_us : GM_DEFAULT_RTO_US,
+	    .peer_timeout_ms = p->peer_timeout_ms ? p->peer_timeout_ms : GM_DEFAULT_PEER_TIMEOUT_MS,
 	    .max_frame = gm_link_mtu(net->link),
 	    .ooo_max = p->ooo_max,
 	    .ooo_peer_max = p->ooo_peer_max,
@@ -86,10 +100,10 @@ int gm_net_open(const struct gm_net_params *p, struct gm_net **out)
 	rl = (struct gm_rel_link){.send = net_send, .ctx = net};
 	rc = gm_rel_create(&cfg, &rl, &net->rel);
 	if (rc) {
-		GM_WARN(FI_LOG_CORE,
-		        "%s: bad reliability parameters (window %u, rto %u us, "
-		        "peer timeout %u ms)\n",
-		        net->ifname, cfg.window, cfg.rto_us, cfg.peer_timeout_ms);
+		GM_NET_WARN(&net->log,
+		            "%s: bad reliability parameters (window %u, rto %u us, "
+		            "peer timeout %u ms)\n",
+		            net->ifname, cfg.window, cfg.rto_us, cfg.peer_timeout_ms);
 		goto fail;
 	}
 	*out = net;
@@ -128,7 +142,7 @@ void gm_net_close(struct gm_net *net)
 	for (unsigned i = 0; i < net->nports; i++)
 		gm_port_drain(net->ports[i].port);
 	gm_rel_flush(net->rel, now_us());
-	if (gm_params.stats)
+	if (net->stats)
 		print_stats(net);
 	while (net->nports)
 		gm_port_close(net->ports[0].port);
@@ -283,15 +297,15 @@ int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, const str
 	fd = gm_link_port_reserve(net->link, port, &num);
 	if (fd < 0) {
 		if (fd == -FI_EADDRINUSE && port)
-			GM_INFO(FI_LOG_CORE, "%s: port %u is in use\n", net->ifname, port);
+			GM_NET_INFO(&net->log, "%s: port %u is in use\n", net->ifname, port);
 		else
-			GM_WARN(FI_LOG_CORE, "%s: cannot reserve a port: %s\n", net->ifname,
-			        fi_strerror(-fd));
+			GM_NET_WARN(&net->log, "%s: cannot reserve a port: %s\n", net->ifname,
+			            fi_strerror(-fd));
 		return fd;
 	}
 	/* The nonces must not repeat under a secret (gm_mac.h): no fallback. */
 	if (getrandom(&inc, sizeof(inc), 0) != sizeof(inc)) {
-		GM_WARN(FI_LOG_CORE, "%s: getrandom failed\n", net->ifname);
+		GM_NET_WARN(&net->log, "%s: getrandom failed\n", net->ifname);
 		close(fd);
 		return -FI_EOTHER;
 	}

@@ -32,6 +32,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "gm_log.h"
 #include "gm_wire.h"
 
 /* The raw address of an endpoint: what fi_getname returns, 8 bytes. */
@@ -42,6 +43,10 @@ struct gm_addr {
 
 enum gm_class { GM_CLASS_HIGH = 0, GM_CLASS_LOW = 1 };
 
+/*
+ * What a net is opened with.  A 0 in ethertype, window, rto_us,
+ * peer_timeout_ms or rx_ring_kb takes the default (gm_defaults.h).
+ */
 struct gm_net_params {
 	const char *ifname;       /* FI_GAMMA_IFACE (one name) */
 	uint16_t ethertype;       /* FI_GAMMA_ETHERTYPE */
@@ -54,6 +59,11 @@ struct gm_net_params {
 	unsigned ooo_max;         /* FI_GAMMA_OOO_MAX: out-of-order frames held (0: default) */
 	unsigned ooo_peer_max;    /* FI_GAMMA_OOO_PEER_MAX: ... per peer (0: the window) */
 	unsigned peer_max;        /* FI_GAMMA_PEER_MAX: peers frames may create (0: default) */
+	bool stats;               /* FI_GAMMA_STATS: print the counters to stderr at close */
+	/* FI_GAMMA_RAWD: the helper that opens the sockets for a process
+	 * without CAP_NET_RAW (gm_rawd.h); NULL or "": none.  Must outlive the net. */
+	const char *rawd;
+	struct gm_log log; /* where warnings go; {0}: nowhere */
 };
 
 /*

@@ -40,10 +40,8 @@
 
 #include <rdma/fi_errno.h>
 
-#include "gm.h"
-
 /* Our directory, made if missing; -errno, with one warning, if not ours. */
-static int open_dir(const char *path)
+static int open_dir(const char *path, const struct gm_log *log)
 {
 	struct stat st;
 	int fd;
@@ -60,10 +58,10 @@ static int open_dir(const char *path)
 		return -e;
 	}
 	if (st.st_uid != geteuid()) {
-		GM_WARN(FI_LOG_CORE,
-		        "port reservations: %s belongs to uid %u, not to this user (uid %u): "
-		        "another user made it, perhaps to block gamma; ask root to remove it\n",
-		        path, (unsigned)st.st_uid, (unsigned)geteuid());
+		GM_NET_WARN(log,
+		            "port reservations: %s belongs to uid %u, not to this user (uid %u): "
+		            "another user made it, perhaps to block gamma; ask root to remove it\n",
+		            path, (unsigned)st.st_uid, (unsigned)geteuid());
 		close(fd);
 		return -FI_EACCES;
 	}
@@ -74,7 +72,7 @@ static int open_dir(const char *path)
 	return fd;
 }
 
-static int resv_dir(void)
+static int resv_dir(const struct gm_log *log)
 {
 	uid_t uid = geteuid();
 	char path[64];
@@ -82,20 +80,20 @@ static int resv_dir(void)
 	int fd;
 
 	if (uid == 0) {
-		fd = open_dir("/run/gamma");
+		fd = open_dir("/run/gamma", log);
 		if (fd != -ENOENT)
 			return fd;
 	} else {
 		snprintf(path, sizeof(path), "/run/user/%u", (unsigned)uid);
 		if (!lstat(path, &st) && S_ISDIR(st.st_mode) && st.st_uid == uid) {
 			snprintf(path, sizeof(path), "/run/user/%u/gamma", (unsigned)uid);
-			fd = open_dir(path);
+			fd = open_dir(path, log);
 			if (fd >= 0)
 				return fd;
 		}
 	}
 	snprintf(path, sizeof(path), "/tmp/gamma-%u", (unsigned)uid);
-	return open_dir(path);
+	return open_dir(path, log);
 }
 
 /* Leftovers of killed processes: unlocked files, removed under the lock. */
@@ -153,7 +151,8 @@ static int take(int dfd, const char *name)
 	return -FI_EADDRINUSE;
 }
 
-int gm_portres_take(uint16_t ethertype, int ifindex, uint16_t port, uint16_t *got)
+int gm_portres_take(uint16_t ethertype, int ifindex, uint16_t port, uint16_t *got,
+                    const struct gm_log *log)
 {
 	unsigned start, tries = port ? 1 : 65535;
 	unsigned long netns = 0;
@@ -161,7 +160,7 @@ int gm_portres_take(uint16_t ethertype, int ifindex, uint16_t port, uint16_t *go
 	uint32_t r = 0;
 	int dfd, fd = -FI_EADDRINUSE;
 
-	dfd = resv_dir();
+	dfd = resv_dir(log);
 	if (dfd < 0)
 		return dfd;
 	sweep(dfd);

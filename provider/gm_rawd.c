@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * gamma-rawd client (see gm_rawd.h and tools/gamma-rawd/README.md).
+ * gamma-rawd client (see gm_rawd.h and rawd/README.md).
  *
  * posix_spawn, not fork: MPI processes are multi-threaded and may have
  * gigabytes mapped.  The child gets the socket as standard input; the
@@ -22,23 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gm.h"
-
-#ifndef GM_RAWD_DEFAULT
-#define GM_RAWD_DEFAULT "/usr/local/libexec/gamma/gamma-rawd"
-#endif
 #define RAWD_TIMEOUT_MS 10000
 
 extern char **environ;
-
-const char *gm_rawd_path(void)
-{
-	char *s = NULL;
-
-	if (!fi_param_get_str(&gm_prov, "rawd", &s) && s)
-		return strcmp(s, "none") ? s : "";
-	return GM_RAWD_DEFAULT;
-}
 
 static int spawn(const char *path, int child_sock, pid_t *pid, char *err, size_t errlen)
 {
@@ -130,15 +116,14 @@ static int check_fds(const int fds[RAWD_NFDS], char *err, size_t errlen)
 	return 0;
 }
 
-int gm_rawd_open(const char *ifname, uint16_t ethertype, int fds[RAWD_NFDS], char *err,
-                 size_t errlen)
+int gm_rawd_open(const char *path, const char *ifname, uint16_t ethertype, int fds[RAWD_NFDS],
+                 char *err, size_t errlen)
 {
-	const char *path = gm_rawd_path();
 	char req[RAWD_MSG_MAX];
 	int sv[2], rc = -1;
 	pid_t pid = -1;
 
-	if (!*path) {
+	if (!path || !*path) {
 		snprintf(err, errlen, "the gamma-rawd helper is disabled (FI_GAMMA_RAWD=none)");
 		return -1;
 	}

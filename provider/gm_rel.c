@@ -2,7 +2,6 @@
 /* The reliability engine (see gm_rel.h).  No I/O, no clock, no logging. */
 #include "gm_rel.h"
 
-#include <endian.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,7 +243,7 @@ int gm_rel_create(const struct gm_rel_cfg *cfg, const struct gm_rel_link *link, 
 		rel->ooo_max = rel->cap > cfg->window ? rel->cap - cfg->window : 0;
 	rel->ooo_peer_max =
 	    cfg->ooo_peer_max && cfg->ooo_peer_max < cfg->window ? cfg->ooo_peer_max : cfg->window;
-	rel->peer_max = cfg->peer_max ? cfg->peer_max : GM_REL_PEER_MAX_DEFAULT;
+	rel->peer_max = cfg->peer_max ? cfg->peer_max : GM_DEFAULT_PEER_MAX;
 	/* Backoff cap: keep several retries inside the peer timeout. */
 	rel->rto_cap_us = cfg->rto_us * 64;
 	if (rel->rto_cap_us > cfg->peer_timeout_ms * 1000u / 4)
@@ -671,10 +670,7 @@ static unsigned adv_window(const struct gm_rel *rel)
 
 static void write_eth(const struct gm_rel *rel, uint8_t *f, const uint8_t dst[6])
 {
-	memcpy(f, dst, 6);
-	memcpy(f + 6, rel->cfg.mac, 6);
-	f[12] = rel->cfg.ethertype >> 8;
-	f[13] = rel->cfg.ethertype & 0xff;
+	gm_eth_encode(f, dst, rel->cfg.mac, rel->cfg.ethertype);
 }
 
 int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t thdr_len,
@@ -1126,11 +1122,11 @@ void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t no
 		struct gm_ack_body ab;
 
 		rel->st.acks_rcvd++;
-		memcpy(&ab, gm + HDR_LEN, sizeof(ab));
+		gm_ack_body_decode(gm + HDR_LEN, &ab);
 		if (h.flags & GM_F_ACK) {
 			process_ack(rel, pr, h.ack, h.wnd, now);
 			if (!pr->failed)
-				process_sack(rel, pr, h.ack, be64toh(ab.sack));
+				process_sack(rel, pr, h.ack, ab.sack);
 		}
 		return;
 	}
@@ -1271,31 +1267,23 @@ static void run_timers(struct gm_rel *rel, uint64_t now)
  */
 static bool stamp(struct gm_rel *rel, struct gm_peer *pr, uint8_t *gm)
 {
-	struct gm_hdr *w = (struct gm_hdr *)gm;
-	uint16_t wnd = htobe16((uint16_t)adv_window(rel));
-	uint64_t echo = htobe64(pr->echo_known ? pr->echo : 0);
 	uint8_t old[GM_HDR_TAG_OFF];
 
 	memcpy(old, gm, sizeof(old));
-	memcpy(&w->echo, &echo, 8);
+	gm_hdr_set_echo(gm, pr->echo_known ? pr->echo : 0);
 	if (pr->rx_known) {
-		uint32_t ack = htobe32(pr->rcv_nxt);
-
-		w->flags |= GM_F_ACK;
-		memcpy(&w->ack, &ack, 4);
+		gm_hdr_set_ack(gm, pr->rcv_nxt);
 		pr->unacked = 0;
 		pr->ack_deadline = 0;
 	}
-	memcpy(&w->wnd, &wnd, 2);
+	gm_hdr_set_wnd(gm, (uint16_t)adv_window(rel));
 	return memcmp(old, gm, sizeof(old)) != 0;
 }
 
 /* A new nonce, then the MAC or CRC (gm_wire.h); body_crc: CRC mode only. */
 static void seal(struct gm_port *port, uint8_t *f, size_t len, uint32_t body_crc)
 {
-	uint64_t nonce = htobe64(++port->tx_nonce);
-
-	memcpy(f + ETH_HLEN + offsetof(struct gm_hdr, nonce), &nonce, 8);
+	gm_hdr_set_nonce(f + ETH_HLEN, ++port->tx_nonce);
 	if (port->mac)
 		gm_mac_seal(port->mac, f, len);
 	else
@@ -1320,7 +1308,7 @@ static uint64_t build_sack(const struct gm_rel *rel, const struct gm_peer *pr)
 static void build_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *f)
 {
 	uint8_t *gm = f + ETH_HLEN;
-	struct gm_ack_body ab = {.sack = htobe64(build_sack(rel, pr))};
+	struct gm_ack_body ab = {.sack = build_sack(rel, pr)};
 
 	write_eth(rel, f, pr->addr.mac);
 	gm_hdr_encode(gm, &(struct gm_hdr){
@@ -1333,9 +1321,9 @@ static void build_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *f)
 	                      .session = pr->port->session,
 	                      .len = sizeof(ab),
 	                  });
-	memcpy(gm + HDR_LEN, &ab, sizeof(ab));
+	gm_ack_body_encode(gm + HDR_LEN, &ab);
 	stamp(rel, pr, gm);
-	seal(pr->port, f, ETH_HLEN + HDR_LEN + sizeof(ab), gm_crc32c(0, &ab, sizeof(ab)));
+	seal(pr->port, f, ETH_HLEN + HDR_LEN + sizeof(ab), gm_crc32c(0, gm + HDR_LEN, sizeof(ab)));
 }
 
 /* Hand a batch of one class to the link; requeue what it did not take. */

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "gm_defaults.h"
 #include "gm_net.h"
 
 struct gm_rel;
@@ -47,11 +48,9 @@ struct gm_rel_cfg {
 	 */
 	size_t ooo_max;
 	unsigned ooo_peer_max;
-	/* Peers that received frames may create (0: GM_REL_PEER_MAX_DEFAULT). */
+	/* Peers that received frames may create (0: GM_DEFAULT_PEER_MAX). */
 	size_t peer_max;
 };
-
-#define GM_REL_PEER_MAX_DEFAULT 4096
 
 struct gm_rel_link {
 	/*

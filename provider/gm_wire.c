@@ -189,3 +189,18 @@ int gm_frame_check(const void *frame, size_t len)
 	           ? GM_WIRE_OK
 	           : GM_WIRE_ECSUM;
 }
+
+void gm_ack_body_encode(void *buf, const struct gm_ack_body *a)
+{
+	struct gm_ack_body w = {.sack = htobe64(a->sack)};
+
+	memcpy(buf, &w, sizeof(w));
+}
+
+void gm_ack_body_decode(const void *buf, struct gm_ack_body *a)
+{
+	struct gm_ack_body w;
+
+	memcpy(&w, buf, sizeof(w));
+	a->sack = be64toh(w.sack);
+}

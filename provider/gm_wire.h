@@ -15,8 +15,11 @@
 #ifndef GM_WIRE_H
 #define GM_WIRE_H
 
+#include <endian.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /*
  * 2: checksum over body, then header.  3: per-port frame nonce, echo of the
@@ -146,6 +149,66 @@ enum {
 
 void gm_hdr_encode(void *buf, const struct gm_hdr *h);
 int gm_hdr_decode(const void *frame, size_t frame_len, struct gm_hdr *h);
+void gm_ack_body_encode(void *buf, const struct gm_ack_body *a);
+void gm_ack_body_decode(const void *buf, struct gm_ack_body *a);
+
+/* The Ethernet header in front of struct gm_hdr (GM_ETH_HLEN bytes). */
+static inline void gm_eth_encode(void *frame, const uint8_t dst[6], const uint8_t src[6],
+                                 uint16_t ethertype)
+{
+	uint16_t et = htobe16(ethertype);
+
+	memcpy(frame, dst, 6);
+	memcpy((uint8_t *)frame + 6, src, 6);
+	memcpy((uint8_t *)frame + 12, &et, 2);
+}
+
+/*
+ * In-place edits of an encoded struct gm_hdr, for what changes from one
+ * transmission of a frame to the next: the piggy-backed ack (which also
+ * sets GM_F_ACK), the window, the echo, and the nonce each one gets.
+ * Inline: they run on every frame sent.
+ */
+static inline void gm_hdr_set_ack(void *hdr, uint32_t ack)
+{
+	uint32_t v = htobe32(ack);
+
+	((uint8_t *)hdr)[offsetof(struct gm_hdr, flags)] |= GM_F_ACK;
+	memcpy((uint8_t *)hdr + offsetof(struct gm_hdr, ack), &v, sizeof(v));
+}
+
+static inline void gm_hdr_set_wnd(void *hdr, uint16_t wnd)
+{
+	uint16_t v = htobe16(wnd);
+
+	memcpy((uint8_t *)hdr + offsetof(struct gm_hdr, wnd), &v, sizeof(v));
+}
+
+static inline void gm_hdr_set_echo(void *hdr, uint64_t echo)
+{
+	uint64_t v = htobe64(echo);
+
+	memcpy((uint8_t *)hdr + offsetof(struct gm_hdr, echo), &v, sizeof(v));
+}
+
+static inline void gm_hdr_set_nonce(void *hdr, uint64_t nonce)
+{
+	uint64_t v = htobe64(nonce);
+
+	memcpy((uint8_t *)hdr + offsetof(struct gm_hdr, nonce), &v, sizeof(v));
+}
+
+/*
+ * Whether an Ethernet frame of len bytes is a gamma frame of the low class
+ * (GM_F_LOW), read before anything is decoded or checked: it only orders
+ * delivery, a forged flag gains nothing.
+ */
+static inline bool gm_frame_is_low(const void *frame, size_t len)
+{
+	size_t at = GM_ETH_HLEN + offsetof(struct gm_hdr, flags);
+
+	return len > at && (((const uint8_t *)frame)[at] & GM_F_LOW);
+}
 void gm_msg_hdr_encode(void *buf, const struct gm_msg_hdr *m);
 void gm_msg_hdr_decode(const void *buf, struct gm_msg_hdr *m);
 void gm_frag_hdr_encode(void *buf, const struct gm_frag_hdr *f);

@@ -30,6 +30,6 @@ done
 export OMPI_MCA_mca_base_component_path=$_gm_path
 # Without CAP_NET_RAW the provider asks the gamma-rawd helper for its sockets;
 # the build tree's copy works once root has run setcap cap_net_raw+ep on it.
-[ -x "$_gm_build/tools/gamma-rawd/gamma-rawd" ] &&
-	export FI_GAMMA_RAWD=$_gm_build/tools/gamma-rawd/gamma-rawd
+[ -x "$_gm_build/rawd/gamma-rawd" ] &&
+	export FI_GAMMA_RAWD=$_gm_build/rawd/gamma-rawd
 unset _gm_top _gm_build _gm_fabdir _gm_path _gm_d

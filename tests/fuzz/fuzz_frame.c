@@ -3,76 +3,38 @@
  * libFuzzer harness for everything a received frame touches: the
  * reliability engine's parser (gm_rel_input: decode, checksum, port, key,
  * session, ack/sack, sequence) and, for frames that pass it, the
- * active-message handlers of gm_msg.c, reached through the real port ops
- * on a minimal endpoint.  The input is a script (fuzz_format.h) of frames
+ * active-message handlers of the message protocol (gm_msg.h), reached
+ * through the real port ops.  The input is a script (fuzz_format.h) of frames
  * from two fake peers mixed with receives, sends and clock ticks, so the
  * handlers meet posted receives, unexpected messages, rendezvous pulls and
  * peer failures.  Receive buffers are malloc'd to their exact size, so
  * AddressSanitizer sees any byte written past a posted buffer; every
  * object is torn down after each input, so LeakSanitizer sees leaks.
  *
- * Linked here from the provider: gm_wire.c gm_crc.c gm_rel.c gm_dq.c gm_match.c
- * gm_msg.c.  This file supplies the few functions of the rest of the
- * provider that gm_msg.c calls (the CQ, counters, AV lookup, the net's
- * MTU), as small checked fakes.
+ * Linked here from the provider: the net's engine (gm_wire.c gm_crc.c
+ * gm_mac.c gm_rel.c gm_dq.c) and the message protocol (gm_msg*.c
+ * gm_match.c gm_iov.c).  This file implements the protocol's upcalls (the
+ * CQ, counters and AV it reports to) as checks.
  */
 #include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/providers/fi_prov.h>
+
 #include "fuzz_format.h"
-#include "gm.h"
+#include "gm_msg.h"
 #include "gm_rel.h"
 
 #define MAX_POSTED 64
 #define SRC_BYTES  (1u << 20)
 
-/* ---- what the rest of the provider would supply ---- */
+/* ---- the upcalls: what the libfabric objects around the protocol do ---- */
 
-struct fi_provider gm_prov = {.name = "gamma-fuzz"};
-struct gm_params gm_params = {.window = 16, .rndv_threshold = 16384};
-
-static struct gm_ep *g_ep;
+static const struct fi_provider fuzz_prov = {.name = "gamma-fuzz"};
 static struct gm_addr g_peer_addr[FZ_NPEERS];
 static uint64_t g_completions;
-
-size_t gm_net_max_body(const struct gm_net *net)
-{
-	(void)net;
-	return FZ_MTU - sizeof(struct gm_hdr);
-}
-
-void gm_net_count_bad_msg(struct gm_net *net)
-{
-}
-
-fi_addr_t gm_av_find(struct gm_av *av, const struct gm_addr *addr)
-{
-	(void)av;
-	for (int i = 0; i < FZ_NPEERS; i++)
-		if (!memcmp(&g_peer_addr[i], addr, sizeof(*addr)))
-			return (fi_addr_t)i;
-	return FI_ADDR_NOTAVAIL;
-}
-
-/* As gm_ep.c's, with the AV replaced by the fake peer table. */
-struct gm_conn *gm_ep_conn(struct gm_ep *ep, fi_addr_t fi_addr)
-{
-	struct gm_peer *peer;
-	struct gm_conn *conn;
-
-	if (fi_addr >= FZ_NPEERS)
-		return NULL;
-	if (ep->conns[fi_addr])
-		return ep->conns[fi_addr];
-	peer = gm_peer_get(ep->port, &g_peer_addr[fi_addr]);
-	if (!peer || !(conn = gm_conn_of_peer(ep, peer)))
-		return NULL;
-	conn->fi_addr = fi_addr;
-	ep->conns[fi_addr] = conn;
-	return conn;
-}
 
 /* A completion must name a context the harness handed out. */
 static void check_context(void *context)
@@ -83,40 +45,77 @@ static void check_context(void *context)
 	}
 }
 
-void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-                 uint64_t data, uint64_t tag, fi_addr_t src)
+static void check_cqe(const struct gm_msg_cqe *e)
 {
-	(void)cq, (void)flags, (void)buf, (void)data, (void)tag;
-	check_context(context);
-	if (len > SRC_BYTES * 4 || (src != FI_ADDR_NOTAVAIL && src >= FZ_NPEERS)) {
-		fprintf(stderr, "completion of %zu bytes from %lu: impossible\n", len,
-		        (unsigned long)src);
+	check_context(e->context);
+	if (e->err < 0) {
+		fprintf(stderr, "error completion with error %d\n", e->err);
+		abort();
+	}
+	if (!e->err &&
+	    (e->len > SRC_BYTES * 4 || (e->src != FI_ADDR_NOTAVAIL && e->src >= FZ_NPEERS))) {
+		fprintf(stderr, "completion of %zu bytes from %lu: impossible\n", e->len,
+		        (unsigned long)e->src);
 		abort();
 	}
 	g_completions++;
 }
 
-void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-                     uint64_t data, uint64_t tag, size_t olen, int err)
+static void up_done(void *ctx, enum gm_msg_side side, uint64_t op_flags, const struct gm_msg_cqe *e)
 {
-	(void)cq, (void)flags, (void)len, (void)buf, (void)data, (void)tag, (void)olen;
-	check_context(context);
-	if (err <= 0) {
-		fprintf(stderr, "error completion with error %d\n", err);
-		abort();
-	}
-	g_completions++;
+	check_cqe(e);
 }
 
-void gm_cntr_inc(struct gm_cntr *cntr)
+static void up_report(void *ctx, const struct gm_msg_cqe *e)
 {
-	(void)cntr;
+	check_cqe(e);
 }
 
-void gm_cntr_inc_err(struct gm_cntr *cntr)
+static void up_nothing(void *ctx)
 {
-	(void)cntr;
 }
+
+static const struct gm_addr *up_av_addr(void *ctx, fi_addr_t fi_addr)
+{
+	return fi_addr < FZ_NPEERS ? &g_peer_addr[fi_addr] : NULL;
+}
+
+static fi_addr_t up_av_find(void *ctx, const struct gm_addr *addr)
+{
+	for (int i = 0; i < FZ_NPEERS; i++)
+		if (!memcmp(&g_peer_addr[i], addr, sizeof(*addr)))
+			return (fi_addr_t)i;
+	return FI_ADDR_NOTAVAIL;
+}
+
+static uint64_t up_av_gen(void *ctx)
+{
+	return 1;
+}
+
+static uint64_t up_now_ms(void *ctx);
+
+static const struct gm_msg_upcalls fuzz_upcalls = {
+    .done = up_done,
+    .report = up_report,
+    .send_lost = up_nothing,
+    .corrupt = up_nothing,
+    .av_addr = up_av_addr,
+    .av_find = up_av_find,
+    .av_gen = up_av_gen,
+    .now_ms = up_now_ms,
+};
+
+/* Caps small enough that inputs reach them. */
+static const struct gm_msg_cfg fuzz_cfg = {
+    .prov = &fuzz_prov,
+    .max_body = FZ_MTU - sizeof(struct gm_hdr),
+    .rndv_threshold = 16384,
+    .ux_max = 1u << 20,
+    .ux_peer_max = 256u << 10,
+    .ux_unknown_max = 64u << 10,
+    .ux_unknown_hold_ms = 20,
+};
 
 /* ---- the fake link: every frame we send is sanity-checked and dropped ---- */
 
@@ -174,8 +173,7 @@ static void rdn(struct rd *r, void *dst, size_t n)
 struct run {
 	struct gm_rel *rel;
 	struct gm_port *port;
-	struct gm_ep ep;
-	struct gm_conn *conns[FZ_NPEERS];
+	struct gm_msg msg;
 	uint8_t *bufs[MAX_POSTED];
 	unsigned nbufs;
 	uint64_t now;
@@ -255,7 +253,7 @@ static void do_recv(struct run *run, struct rd *r)
 		return;
 	run->bufs[run->nbufs] = buf;
 	iov = (struct iovec){.iov_base = buf, .iov_len = len};
-	if (gm_msg_recv(&run->ep, &iov, 1, src, tag, (fl & 0x80) ? ~0ull : 0,
+	if (gm_msg_recv(&run->msg, &iov, 1, src, tag, (fl & 0x80) ? ~0ull : 0,
 	                (void *)(uintptr_t)(0xc0de0000u + run->nbufs), flags) == 0)
 		run->nbufs++;
 	else
@@ -271,7 +269,7 @@ static void do_send(struct run *run, struct rd *r)
 	                 ((fl & FZ_DATA) ? FI_REMOTE_CQ_DATA : 0);
 	struct iovec iov = {.iov_base = g_src, .iov_len = len < SRC_BYTES ? len : SRC_BYTES};
 
-	gm_msg_send(&run->ep, &iov, 1, dest, fl, 42, (void *)(uintptr_t)0xc0deffffu, flags);
+	gm_msg_send(&run->msg, &iov, 1, dest, fl, 42, (void *)(uintptr_t)0xc0deffffu, flags);
 }
 
 static void run_setup(struct run *run)
@@ -288,43 +286,28 @@ static void run_setup(struct run *run)
 	    .max_bufs = 128,
 	};
 	const struct gm_rel_link link = {.send = link_send};
-	static struct fi_info info;
-	static struct gm_domain dom; /* net stays NULL: gm_net_max_body above ignores it */
-	struct gm_ep *ep = &run->ep;
+	struct gm_msg *m = &run->msg;
 
 	memset(run, 0, sizeof(*run));
 	run->now = 1000000;
-	info.caps = GM_CAPS;
-	ep->info = &info;
-	ep->dom = &dom;
-	ep->av = (struct gm_av *)&info; /* non-NULL: lookups go to gm_av_find above */
-	ep->tx_cq = ep->rx_cq = (struct gm_cq *)&info;
-	ep->enabled = true;
-	ep->min_multi_recv = 64;
-	ep->next_recv_id = 1;
-	ep->conns = run->conns;
-	ep->conns_cap = FZ_NPEERS;
-	for (int i = 0; i < 2; i++) {
-		gm_list_init(&ep->posted[i]);
-		gm_list_init(&ep->unexpected[i]);
-	}
-	gm_list_init(&ep->rndv_rx);
-	gm_list_init(&ep->conn_list);
-	gm_list_init(&ep->tx_pending);
-	gm_list_init(&ep->tx_live);
+	gm_msg_init(m, &fuzz_cfg, &fuzz_upcalls, run);
 	if (gm_rel_create(&cfg, &link, &run->rel) ||
 	    gm_rel_port_open(run->rel, FZ_PORT, GM_CLASS_HIGH,
 	                     &(struct gm_auth){&(uint32_t){FZ_KEY}, sizeof(uint32_t)}, FZ_SESSION,
-	                     1, &gm_msg_port_ops, ep, &ep->port))
+	                     1, &gm_msg_port_ops, m, &m->port))
 		abort();
-	run->port = ep->port;
-	g_ep = ep;
+	run->port = m->port;
+}
+
+static uint64_t up_now_ms(void *ctx)
+{
+	return ((struct run *)ctx)->now / 1000;
 }
 
 /* In the order gm_ep.c closes an endpoint, then the domain's net. */
 static void run_teardown(struct run *run)
 {
-	gm_msg_ep_close(&run->ep);
+	gm_msg_close(&run->msg);
 	gm_rel_port_close(run->port);
 	gm_rel_destroy(run->rel);
 	for (unsigned i = 0; i < run->nbufs; i++)
@@ -361,13 +344,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else if (op == FZ_TICK) {
 			run.now += rd8(&r) * 1000ull;
 			gm_rel_flush(run.rel, run.now);
-			gm_msg_progress_ep(&run.ep);
+			gm_msg_progress(&run.msg);
 		} else {
-			gm_msg_cancel(&run.ep,
+			gm_msg_cancel(&run.msg,
 			              (void *)(uintptr_t)(0xc0de0000u + rd8(&r) % MAX_POSTED));
 		}
 		gm_rel_flush(run.rel, run.now);
-		gm_msg_progress_ep(&run.ep);
+		gm_msg_progress(&run.msg);
 	}
 	run_teardown(&run);
 	return 0;

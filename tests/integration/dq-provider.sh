@@ -5,15 +5,15 @@
 # a low-class one (FI_TC_BULK_DATA), and TCP, in the low class 1:20, in both
 # directions (standalone acknowledgements excepted: the provider sends them
 # high whatever the class); with --dq off all of it goes through the one FIFO.  The
-# traffic is tools/gamma-stream-node's (the stream program of
-# tools/gamma-streams): every message verified byte by byte, none lost.
+# traffic is experiments/dq/streams/gamma-stream-node's (the stream program of
+# experiments/dq/gamma-streams): every message verified byte by byte, none lost.
 # shellcheck source=cluster-lib.sh
 . "$(dirname "$0")/cluster-lib.sh" dp
-NODEBIN=${GAMMA_BUILD_DIR:-$BUILT/..}/tools/gamma-stream-node
+NODEBIN=${GAMMA_BUILD_DIR:-$BUILT/..}/experiments/dq/streams/gamma-stream-node
 # shellcheck disable=SC2154 # top: set by cluster-lib.sh
-[ -x "$NODEBIN" ] || NODEBIN=$top/tools/gamma-stream-node
-[ -x "$NODEBIN" ] || fail "tools/gamma-stream-node not built"
-GAMMA_BUILD_DIR=$(cd "$(dirname "$NODEBIN")/.." && pwd)
+[ -x "$NODEBIN" ] || NODEBIN=$top/experiments/dq/streams/gamma-stream-node
+[ -x "$NODEBIN" ] || fail "experiments/dq/streams/gamma-stream-node not built"
+GAMMA_BUILD_DIR=$(cd "$(dirname "$NODEBIN")/../../.." && pwd)
 export GAMMA_BUILD_DIR
 . "$top/tools/gamma-env.sh" 2>/dev/null
 fi_info -p gamma -t FI_EP_RDM 2>/dev/null | grep -q 'provider: gamma' ||
@@ -21,7 +21,7 @@ fi_info -p gamma -t FI_EP_RDM 2>/dev/null | grep -q 'provider: gamma' ||
 N=200 # messages per stream
 
 # Bad input gets a clear error, not a hang.
-out=$(timeout 10 "$top/tools/gamma-streams" --nodes 1 2>&1) && fail "gamma-streams --nodes 1 succeeded"
+out=$(timeout 10 "$top/experiments/dq/gamma-streams" --nodes 1 2>&1) && fail "gamma-streams --nodes 1 succeeded"
 grep -q 'invalid --nodes' <<<"$out" || fail "gamma-streams --nodes 1: unclear error: $out"
 out=$(timeout 10 "$NODEBIN" gamma-send --node 0 --peers 1 --size 8 --count 1 --dir /tmp 2>&1) &&
 	fail "gamma-stream-node --size 8 succeeded"

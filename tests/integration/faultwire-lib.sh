@@ -1,7 +1,7 @@
 # Helpers for tests that need a faulty Ethernet link (sourced, not run).
 #
 # This machine's kernel has no sch_netem, so faults cannot be added with
-# `tc qdisc ... netem`.  Instead gm-faultwire (tests/tools/gm-faultwire.c)
+# `tc qdisc ... netem`.  Instead gm-faultwire (experiments/faults/gm-faultwire.c)
 # relays real Ethernet frames between two veth pairs and applies the faults
 # in userspace:
 #
@@ -20,8 +20,8 @@
 
 _fw_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 if [ -z "${FW_BIN:-}" ]; then
-	for _fw_try in "${GM_TESTS_BUILDDIR:-$PWD}/tools/gm-faultwire" \
-		"$_fw_here/../tools/gm-faultwire"; do
+	for _fw_try in "${GM_TESTS_BUILDDIR:-$PWD}/../experiments/faults/gm-faultwire" \
+		"$_fw_here/../../experiments/faults/gm-faultwire"; do
 		[ -x "$_fw_try" ] && { FW_BIN=$_fw_try; break; }
 	done
 fi

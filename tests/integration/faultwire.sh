@@ -27,7 +27,7 @@ skip()
 command -v ip >/dev/null || skip "'ip' not installed (iproute2)"
 command -v python3 >/dev/null || skip "python3 not found (the order/timing receiver uses it)"
 [ -x "$RAWFRAME" ] || fail "$RAWFRAME not built (make check builds it)"
-FW_BIN=$BUILT/tools/gm-faultwire
+FW_BIN=$BUILT/../experiments/faults/gm-faultwire
 [ -x "$FW_BIN" ] || fail "$FW_BIN not built (make check builds it)"
 . "$here/faultwire-lib.sh"
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Smoke test of tools/gamma-bench --quick: on its own fresh virtual cluster,
+# Smoke test of experiments/perf/gamma-bench --quick: on its own fresh virtual cluster,
 # every stack (the raw-frame floor by send and sendmmsg, libfabric gamma and
 # tcp, Open MPI btl gamma and btl tcp, MPICH over TCP) must run and verify
 # its data, and the report must hold a row for each, the floor's beside
@@ -7,7 +7,7 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${GAMMA_BUILD_DIR:-$(pwd)/..}
-[ -x "$build/tools/gamma-pingpong" ] || build=$top
+[ -x "$build/experiments/pingpong/gamma-pingpong" ] || build=$top
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -19,7 +19,7 @@ out=$(mktemp -d /tmp/gamma-bench-test.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
 # a bound for a hang, not for speed (one osu run alone may take 900 s)
-GAMMA_BUILD_DIR=$build timeout 1800 "$top/tools/gamma-bench" --quick --out "$out" >"$out/log" 2>&1
+GAMMA_BUILD_DIR=$build timeout 1800 "$top/experiments/perf/gamma-bench" --quick --out "$out" >"$out/log" 2>&1
 rc=$?
 [ $rc -eq 0 ] || fail "gamma-bench --quick exited $rc: $(tail -30 "$out/log")"
 grep -q '^gamma-bench: every run verified its data$' "$out/log" || fail "no verdict: $(tail "$out/log")"

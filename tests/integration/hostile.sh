@@ -1,6 +1,6 @@
 #!/bin/bash
 # Hostile frames during an MPI job: a 2-rank job over btl gamma on a 2-node
-# --netns cluster exchanges verified data (tests/tools/gm-mpi-soak) while
+# --netns cluster exchanges verified data (experiments/faults/gm-mpi-soak) while
 # gm-inject, on a third interface on the same bridge (its own namespace),
 # fires volleys of random and malformed gamma frames at both nodes (bad
 # lengths, versions, types, checksums, keys, forged ports, out-of-window
@@ -12,7 +12,7 @@
 # and FI_GAMMA_STATS must show the bad frames counted on both nodes with no
 # peer failed.
 . "$(dirname "$0")/cluster-lib.sh" hs
-INJECT=$BUILT/tools/gm-inject SOAK=$BUILT/tools/gm-mpi-soak
+INJECT=$BUILT/tools/gm-inject SOAK=$BUILT/../experiments/faults/gm-mpi-soak
 [ -x "$INJECT" ] || fail "$INJECT not built (make check builds it)"
 [ -x "$SOAK" ] || fail "$SOAK not built (make check builds it)"
 command -v mpirun >/dev/null || skip "mpirun not installed"

@@ -6,7 +6,7 @@
 #     receivers count the frames as bad_key (FI_GAMMA_STATS); the same
 #     with 32-byte secrets (MACs), and an endpoint switched by fi_setopt.
 #  2. MPI level: two jobs at once over btl gamma on the same 2-node cluster
-#     links, each exchanging verified data (tests/tools/gm-mpi-soak) until
+#     links, each exchanging verified data (experiments/faults/gm-mpi-soak) until
 #     both have verified their first round, so they overlap on any machine;
 #     both verify, and each job's ranks share one key that differs from the
 #     other job's (the id of btl gamma's random per-job secret).
@@ -59,7 +59,7 @@ ok "FI_GAMMA_REQUIRE_AUTH=1 refuses an endpoint without a secret"
 # ---- 2. two MPI jobs at once on the same links ----
 command -v mpirun >/dev/null || skip "mpirun not installed"
 command -v unshare >/dev/null || skip "unshare not installed"
-SOAK=$BUILT/tools/gm-mpi-soak
+SOAK=$BUILT/../experiments/faults/gm-mpi-soak
 [ -x "$SOAK" ] || fail "$SOAK not built (make check builds it)"
 up "$NAME" --nodes 2 --netns
 n0=gc-$NAME-n0 n1=gc-$NAME-n1

@@ -90,8 +90,8 @@ pair() {
 # 5% loss, 5% duplicates, 1% one-bit corruption, and 25% of the frames
 # delayed behind the others through a slow HTB class (reordering).
 run_faults() {
-	local src=$here/../tools/gm-faults.bpf.c obj=$tmp/gm-faults.o v ns
-	[ -f "$src" ] || src=$(cd "$here/../.." && pwd)/tests/tools/gm-faults.bpf.c
+	local src=$here/../../experiments/faults/gm-faults.bpf.c obj=$tmp/gm-faults.o v ns
+	[ -f "$src" ] || src=$(cd "$here/../.." && pwd)/experiments/faults/gm-faults.bpf.c
 	if ! command -v clang >/dev/null; then
 		echo "SKIP (faults part only): clang not found, cannot build the fault injector"
 		return 0

@@ -3,7 +3,7 @@
 # On a flat 3-node virtual cluster (one namespace, interfaces n0 n1 n2) with
 # a setcap'd copy of the helper whose rawd.conf allows n0 and n1 only:
 #  1. gm-rawd-probe (as nobody): what the holder of the sockets can and
-#     cannot do, with real frames (tools/gamma-rawd/README.md);
+#     cannot do, with real frames (rawd/README.md);
 #  2. gm-mpi-hello, 2 ranks, btl self,gamma only (no other path between
 #     the ranks), 4 MB each way checked byte by byte, the frames seen on
 #     the bridge ports, both ranks reporting sockets from gamma-rawd;
@@ -18,7 +18,7 @@
 build=${GAMMA_BUILD_DIR:-$top}
 HELLO=$BUILT/tools/gm-mpi-hello
 PROBE=$BUILT/tools/gm-rawd-probe
-RAWD=$build/tools/gamma-rawd/gamma-rawd
+RAWD=$build/rawd/gamma-rawd
 for t in setcap setpriv mpirun ompi_info; do
 	command -v $t >/dev/null || skip "'$t' not installed (setcap: libcap2-bin, setpriv: util-linux)"
 done

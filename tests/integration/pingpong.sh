@@ -8,8 +8,8 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${GAMMA_BUILD_DIR:-$(pwd)/..}
-[ -x "$build/tools/gamma-pingpong" ] || build=$top
-bin=$build/tools/gamma-pingpong
+[ -x "$build/experiments/pingpong/gamma-pingpong" ] || build=$top
+bin=$build/experiments/pingpong/gamma-pingpong
 prov=${PINGPONG_PROVIDER:-gamma}
 
 skip() { echo "SKIP: $*"; exit 77; }

@@ -14,7 +14,7 @@ build=${GAMMA_BUILD_DIR:-$top}
 fitest=$build/tests/tools/gm-fitest
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (CAP_NET_ADMIN for veth, CAP_NET_RAW for AF_PACKET)"; exit 77; }
 . "$top/tools/gamma-env.sh"
-FW_BIN=$build/tests/tools/gm-faultwire
+FW_BIN=$build/experiments/faults/gm-faultwire
 . "$top/tests/integration/faultwire-lib.sh"
 
 a=gpv$$a b=gpv$$b

@@ -14,7 +14,7 @@
 #     nobody, is refused.
 . "$(dirname "$0")/cluster-lib.sh" rc
 build=${GAMMA_BUILD_DIR:-$top}
-RAWD=$build/tools/gamma-rawd/gamma-rawd
+RAWD=$build/rawd/gamma-rawd
 ASK=$BUILT/tools/gm-rawd-ask
 for t in setcap setpriv; do
 	command -v $t >/dev/null || skip "'$t' not installed (setcap: libcap2-bin, setpriv: util-linux)"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The real-cluster path (--hosts/--iface/--rsh) of npb-runs/run and
-# tools/gamma-bench, on two "hosts" this test makes itself, not with
+# experiments/perf/gamma-bench, on two "hosts" this test makes itself, not with
 # gamma-cluster: two network namespaces, each with one veth link (named
 # differently on each host) to a bridge, reached only through a plain
 # ssh-compatible agent script.  Checks: the up-front host checks refuse a
@@ -150,10 +150,10 @@ tx1=$(cat "/sys/class/net/$B-p/statistics/tx_bytes")
 ok "npb-runs/run --hosts: 4 verified rows, CSV, chart, hosts recorded, $((tx1 - tx0)) bytes to $B"
 
 # gamma-faults on the same hosts: clean links only (nothing shaped there).
-"$top/tools/gamma-faults" --hosts "$WORK/hosts" --iface lan2 --rsh "$AGENT" --faults loss1 >"$WORK/o" 2>&1
+"$top/experiments/faults/gamma-faults" --hosts "$WORK/hosts" --iface lan2 --rsh "$AGENT" --faults loss1 >"$WORK/o" 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q "fault 'loss1' shapes the links" "$WORK/o" || fail "gamma-faults --hosts loss1: exit $rc: $(cat "$WORK/o")"
-NPB_BINDIR=$build/npb-runs/bin timeout 300 "$top/tools/gamma-faults" --hosts "$WORK/hosts" --iface lan2 \
+NPB_BINDIR=$build/npb-runs/bin timeout 300 "$top/experiments/faults/gamma-faults" --hosts "$WORK/hosts" --iface lan2 \
 	--rsh "$AGENT" --quick --np 2 --faults clean --assert >"$WORK/faults.log" 2>&1
 rc=$?
 [ $rc -eq 0 ] || fail "gamma-faults --hosts --faults clean exited $rc: $(tail -20 "$WORK/faults.log")"
@@ -161,9 +161,9 @@ grep -Eq '^\| clean +\| +2 \| +2/2 \|' "$WORK/faults.log" || fail "gamma-faults:
 ok "gamma-faults --hosts: shaped faults refused, IS and CG verified on clean links"
 
 # gamma-bench on the same two hosts.
-if [ -x "$build/tools/gamma-pingpong" ] && command -v mpicc.mpich >/dev/null &&
+if [ -x "$build/experiments/pingpong/gamma-pingpong" ] && command -v mpicc.mpich >/dev/null &&
 	command -v mpiexec.hydra >/dev/null && [ -x /usr/bin/time ]; then
-	timeout 600 "$top/tools/gamma-bench" --hosts "$WORK/hosts" --iface lan2 --rsh "$AGENT" --quick \
+	timeout 600 "$top/experiments/perf/gamma-bench" --hosts "$WORK/hosts" --iface lan2 --rsh "$AGENT" --quick \
 		--out "$WORK/bench" >"$WORK/bench.log" 2>&1
 	rc=$?
 	[ $rc -eq 0 ] || fail "gamma-bench --hosts exited $rc: $(tail -30 "$WORK/bench.log")"

@@ -3,7 +3,7 @@
 # inside) in message storms: tests/mpi/storm (every rank to every rank, small
 # messages, MPI ordering checked) and collectives (alltoall(v) of large
 # buffers), every byte verified by the programs; no peer declared failed and
-# every rank's peak RSS bounded (tools/gamma-faults --storm --quick).
+# every rank's peak RSS bounded (experiments/faults/gamma-faults --storm --quick).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (bridges, namespaces, tc)"; exit 77; }
@@ -15,7 +15,7 @@ done
 [ -x "$PWD/mpi/storm" ] && export MPI_BINDIR=$PWD/mpi
 [ -x "${MPI_BINDIR:-$top/tests/mpi}/storm" ] || { echo "FAIL: tests/mpi/storm not built (make check builds it)"; exit 1; }
 # a bound for a hang, not for speed: 2 runs of up to 300 s each (gamma-faults)
-timeout -k 10 600 "$top/tools/gamma-faults" --storm --quick
+timeout -k 10 600 "$top/experiments/faults/gamma-faults" --storm --quick
 rc=$?
-[ $rc -eq 0 ] || [ $rc -eq 77 ] || echo "FAIL: tools/gamma-faults --storm exited $rc"
+[ $rc -eq 0 ] || [ $rc -eq 77 ] || echo "FAIL: experiments/faults/gamma-faults --storm exited $rc"
 exit $rc

@@ -32,13 +32,11 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include "gmf.h"
+
 struct side {
 	const char *ifname;
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
+	struct gmf g;           /* info, fabric, domain, CQ, AV */
 	struct fid_cntr *scntr; /* send counter */
 	struct fid_ep *ep;
 	fi_addr_t peer;
@@ -86,34 +84,29 @@ static void side_open(struct side *s, uint32_t tclass)
 	hints->domain_attr->name = strdup(s->ifname);
 	hints->domain_attr->threading = FI_THREAD_SAFE;
 	hints->tx_attr->tclass = tclass;
-	CHK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &s->info));
+	struct fi_info *info;
+	const char *what = NULL;
+	CHK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
 	fi_freeinfo(hints);
-	if (strcmp(s->info->fabric_attr->prov_name, "gamma"))
-		die("got provider %s", s->info->fabric_attr->prov_name);
-	CHK(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
-	CHK(fi_domain(s->fabric, s->info, &s->domain, NULL));
+	if (strcmp(info->fabric_attr->prov_name, "gamma"))
+		die("got provider %s", info->fabric_attr->prov_name);
 	struct fi_av_attr av = {.type = FI_AV_TABLE};
-	CHK(fi_av_open(s->domain, &av, &s->av, NULL));
 	struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_UNSPEC};
-	CHK(fi_cq_open(s->domain, &cq, &s->cq, NULL));
+	int r = gmf_open(&s->g, info, NULL, &cq, &av, &what);
+	if (r < 0)
+		die("%s: %d (%s)", what, r, fi_strerror(-r));
 	struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC};
-	CHK(fi_cntr_open(s->domain, &ca, &s->scntr, NULL));
-	CHK(fi_endpoint(s->domain, s->info, &s->ep, NULL));
-	CHK(fi_ep_bind(s->ep, &s->av->fid, 0));
-	CHK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHK(fi_ep_bind(s->ep, &s->scntr->fid, FI_SEND));
-	CHK(fi_enable(s->ep));
+	CHK(fi_cntr_open(s->g.domain, &ca, &s->scntr, NULL));
+	r = gmf_ep(&s->g, NULL, s->scntr, FI_SEND, &s->ep, &what);
+	if (r < 0)
+		die("%s: %d (%s)", what, r, fi_strerror(-r));
 }
 
 static void side_close(struct side *s)
 {
 	CHK(fi_close(&s->ep->fid));
 	CHK(fi_close(&s->scntr->fid));
-	CHK(fi_close(&s->cq->fid));
-	CHK(fi_close(&s->av->fid));
-	CHK(fi_close(&s->domain->fid));
-	CHK(fi_close(&s->fabric->fid));
-	fi_freeinfo(s->info);
+	CHK(gmf_close(&s->g));
 }
 
 static void connect_sides(struct side *a, struct side *b)
@@ -122,9 +115,9 @@ static void connect_sides(struct side *a, struct side *b)
 	size_t len = sizeof(addr), slen = sizeof(str);
 
 	CHK(fi_getname(&b->ep->fid, addr, &len));
-	if (fi_av_insert(a->av, addr, 1, &a->peer, 0, NULL) != 1)
+	if (fi_av_insert(a->g.av, addr, 1, &a->peer, 0, NULL) != 1)
 		die("av_insert");
-	fi_av_straddr(a->av, addr, str, &slen);
+	fi_av_straddr(a->g.av, addr, str, &slen);
 	if (strncmp(str, "gamma://", 8))
 		die("straddr gave '%s'", str);
 	printf("# %s -> %s\n", a->ifname, str);
@@ -158,12 +151,12 @@ static int wait_comp(struct side *s, struct side *other, struct fi_cq_tagged_ent
 	fi_addr_t src;
 
 	for (;;) {
-		ssize_t r = fi_cq_readfrom(s->cq, e, 1, &src);
+		ssize_t r = fi_cq_readfrom(s->g.cq, e, 1, &src);
 		if (r == 1)
 			return 0;
 		if (r == -FI_EAVAIL) {
 			memset(err, 0, sizeof(*err));
-			CHK(fi_cq_readerr(s->cq, err, 0));
+			CHK(fi_cq_readerr(s->g.cq, err, 0));
 			return -err->err;
 		}
 		if (r != -FI_EAGAIN)
@@ -171,7 +164,7 @@ static int wait_comp(struct side *s, struct side *other, struct fi_cq_tagged_ent
 		if (other) {
 			/* count 0: progress the other side, leave its completions queued */
 			struct fi_cq_tagged_entry x;
-			fi_cq_read(other->cq, &x, 0);
+			fi_cq_read(other->g.cq, &x, 0);
 		}
 		if (now_s() - t0 > timeout)
 			die("no completion within %.0f s", timeout);
@@ -227,9 +220,9 @@ static void xfer(struct side *a, struct side *b, size_t len, bool tagged, bool p
 				struct fi_msg m = {.addr = b->peer, .context = &pctx};
 				CHK(fi_recvmsg(b->ep, &m, FI_PEEK));
 			}
-			ssize_t r = fi_cq_read(b->cq, &e, 1);
+			ssize_t r = fi_cq_read(b->g.cq, &e, 1);
 			if (r == -FI_EAVAIL) {
-				CHK(fi_cq_readerr(b->cq, &err, 0));
+				CHK(fi_cq_readerr(b->g.cq, &err, 0));
 				if (err.err != FI_ENOMSG || err.op_context != &pctx)
 					die("completion before any receive was posted");
 			} else if (r != 1 || e.op_context != &pctx || e.len != len) {
@@ -237,7 +230,7 @@ static void xfer(struct side *a, struct side *b, size_t len, bool tagged, bool p
 			} else {
 				seen = true;
 			}
-			if (fi_cq_read(a->cq, &e, 1) == 1) {
+			if (fi_cq_read(a->g.cq, &e, 1) == 1) {
 				if (e.op_context != &sctx)
 					die("foreign send completion");
 				done |= 1;
@@ -252,7 +245,7 @@ static void xfer(struct side *a, struct side *b, size_t len, bool tagged, bool p
 	}
 	while (done != 3) {
 		/* Keep both sides progressing: each one's acks depend on the other. */
-		ssize_t r = fi_cq_read(b->cq, &e, (done & 2) ? 0 : 1);
+		ssize_t r = fi_cq_read(b->g.cq, &e, (done & 2) ? 0 : 1);
 		if (r == 1) {
 			if (e.op_context != &rctx || e.len != len)
 				die("recv completion ctx %p len %zu (want %zu)", e.op_context,
@@ -261,16 +254,16 @@ static void xfer(struct side *a, struct side *b, size_t len, bool tagged, bool p
 				die("tag %lx want %lx", e.tag, tag);
 			done |= 2;
 		} else if (r == -FI_EAVAIL) {
-			fi_cq_readerr(b->cq, &err, 0);
+			fi_cq_readerr(b->g.cq, &err, 0);
 			die("recv error %d", err.err);
 		}
-		r = fi_cq_read(a->cq, &e, (done & 1) ? 0 : 1);
+		r = fi_cq_read(a->g.cq, &e, (done & 1) ? 0 : 1);
 		if (r == 1) {
 			if (e.op_context != &sctx)
 				die("send completion ctx");
 			done |= 1;
 		} else if (r == -FI_EAVAIL) {
-			fi_cq_readerr(a->cq, &err, 0);
+			fi_cq_readerr(a->g.cq, &err, 0);
 			die("send error %d", err.err);
 		}
 	}
@@ -325,7 +318,7 @@ static void test_truncation(void)
 		if (first_bad(r, cap, 77 + i) != cap || r[cap] != 0)
 			die("truncation: prefix wrong or overrun");
 		char buf[256];
-		const char *msg = fi_cq_strerror(B.cq, err.prov_errno, NULL, buf, sizeof(buf));
+		const char *msg = fi_cq_strerror(B.g.cq, err.prov_errno, NULL, buf, sizeof(buf));
 		if (!msg || !*msg)
 			die("no strerror");
 		expect_ok(&A, &B, &sc, "truncated send");
@@ -404,13 +397,13 @@ static void test_order_and_wildcards(void)
 	int got = 0, sent = 0;
 	double t0 = now_s();
 	while (got < N || sent < N) {
-		if (fi_cq_read(B.cq, &e, 1) == 1) {
+		if (fi_cq_read(B.g.cq, &e, 1) == 1) {
 			int i = (struct fi_context *)e.op_context - rc;
 			if (i != got || e.tag != 0x55)
 				die("order: completion %d for receive %d", got, i);
 			got++;
 		}
-		if (fi_cq_read(A.cq, &e, 1) == 1)
+		if (fi_cq_read(A.g.cq, &e, 1) == 1)
 			sent++;
 		if (now_s() - t0 > 60)
 			die("order: timeout (%d/%d received)", got, N);
@@ -440,7 +433,7 @@ static void test_multi_recv(void)
 	int got = 0, released = 0, sent = 0;
 	double t0 = now_s();
 	while (got < N / 2 || sent < N / 2) {
-		if (fi_cq_read(B.cq, &e, 1) == 1) {
+		if (fi_cq_read(B.g.cq, &e, 1) == 1) {
 			if (e.op_context != &mc || e.len != SZ || !e.buf)
 				die("multi-recv completion");
 			if (first_bad(e.buf, SZ, 300 + got) != SZ)
@@ -449,7 +442,7 @@ static void test_multi_recv(void)
 				released++;
 			got++;
 		}
-		if (fi_cq_read(A.cq, &e, 1) == 1)
+		if (fi_cq_read(A.g.cq, &e, 1) == 1)
 			sent++;
 		if (now_s() - t0 > 30)
 			die("multi-recv timeout");
@@ -465,32 +458,32 @@ static void test_waits(void)
 	uint8_t s[100], r[100];
 	struct fi_context sc, rc;
 	struct fi_cq_tagged_entry e;
-	struct fid *fids[1] = {&B.cq->fid};
+	struct fid *fids[1] = {&B.g.cq->fid};
 	int fd;
 
 	fill(s, sizeof(s), 9);
 	CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 7, 0, &rc));
 	CHK(fi_tsend(A.ep, s, sizeof(s), NULL, A.peer, 7, &sc));
-	if (fi_cq_sread(B.cq, &e, 1, NULL, 10000) != 1 || e.op_context != &rc)
+	if (fi_cq_sread(B.g.cq, &e, 1, NULL, 10000) != 1 || e.op_context != &rc)
 		die("fi_cq_sread did not return the receive");
-	if (fi_cq_sread(A.cq, &e, 1, NULL, 10000) != 1 || e.op_context != &sc)
+	if (fi_cq_sread(A.g.cq, &e, 1, NULL, 10000) != 1 || e.op_context != &sc)
 		die("fi_cq_sread did not return the send");
 	if (first_bad(r, sizeof(r), 9) != sizeof(r))
 		die("sread data wrong");
 	double t0 = now_s();
-	if (fi_cq_sread(B.cq, &e, 1, NULL, 200) != -FI_EAGAIN || now_s() - t0 < 0.15)
+	if (fi_cq_sread(B.g.cq, &e, 1, NULL, 200) != -FI_EAGAIN || now_s() - t0 < 0.15)
 		die("fi_cq_sread on an empty CQ did not time out after 200 ms");
 
-	CHK(fi_control(&B.cq->fid, FI_GETWAIT, &fd));
+	CHK(fi_control(&B.g.cq->fid, FI_GETWAIT, &fd));
 	CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 8, 0, &rc));
 	CHK(fi_tsend(A.ep, s, sizeof(s), NULL, A.peer, 8, &sc));
 	t0 = now_s();
 	for (;;) {
-		if (fi_trywait(B.fabric, fids, 1) == 0) {
+		if (fi_trywait(B.g.fabric, fids, 1) == 0) {
 			struct pollfd p = {.fd = fd, .events = POLLIN};
 			poll(&p, 1, 1000);
 		}
-		if (fi_cq_read(B.cq, &e, 1) == 1)
+		if (fi_cq_read(B.g.cq, &e, 1) == 1)
 			break;
 		if (now_s() - t0 > 10)
 			die("FD wait: no completion");
@@ -521,7 +514,7 @@ static void *sread_thread(void *arg)
 
 		while (atomic_load(&sread_round) <= i)
 			sched_yield(); /* the main thread posts round i's receive first */
-		if (fi_cq_sread(B.cq, &e, 1, NULL, 10000) != 1 || e.op_context != &sread_ctx[i])
+		if (fi_cq_sread(B.g.cq, &e, 1, NULL, 10000) != 1 || e.op_context != &sread_ctx[i])
 			atomic_fetch_add(&sread_bad, 1);
 		atomic_store(&sread_done, i + 1);
 	}
@@ -545,23 +538,23 @@ static void test_wait_races(void)
 	uint8_t s[64], r[64];
 	struct fi_context sc, rc;
 	struct fi_cq_tagged_entry e;
-	struct fid *fids[1] = {&B.cq->fid};
+	struct fid *fids[1] = {&B.g.cq->fid};
 	int fd, rounds = 20, threaded = 40;
 	pthread_t th;
 
 	fill(s, sizeof(s), 11);
-	CHK(fi_control(&B.cq->fid, FI_GETWAIT, &fd));
+	CHK(fi_control(&B.g.cq->fid, FI_GETWAIT, &fd));
 	/* B's own send completes at once, buffered: it is queued now. */
 	CHK(fi_trecv(A.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 20, 0, &rc));
 	CHK(fi_tsend(B.ep, s, sizeof(s), NULL, B.peer, 20, &sc));
-	if (fi_trywait(B.fabric, fids, 1) != -FI_EAGAIN)
+	if (fi_trywait(B.g.fabric, fids, 1) != -FI_EAGAIN)
 		die("fi_trywait said safe to block with a completion queued");
 	/* ... and the send counter moved since it was last read. */
 	struct fid *cfids[1] = {&B.scntr->fid};
-	if (fi_trywait(B.fabric, cfids, 1) != -FI_EAGAIN)
+	if (fi_trywait(B.g.fabric, cfids, 1) != -FI_EAGAIN)
 		die("fi_trywait said safe to block on a counter that moved");
 	fi_cntr_read(B.scntr);
-	if (fi_trywait(B.fabric, cfids, 1) != 0)
+	if (fi_trywait(B.g.fabric, cfids, 1) != 0)
 		die("fi_trywait on a counter read since it last moved did not let us block");
 	expect_ok(&B, &A, &sc, "send before trywait");
 	expect_ok(&A, &B, &rc, "receive of the send before trywait");
@@ -571,12 +564,12 @@ static void test_wait_races(void)
 
 		memset(r, 0, sizeof(r));
 		CHK(fi_trecv(B.ep, r, sizeof(r), NULL, FI_ADDR_UNSPEC, 21, 0, &rc));
-		if (fi_trywait(B.fabric, fids, 1) != 0)
+		if (fi_trywait(B.g.fabric, fids, 1) != 0)
 			die("FD round %d: fi_trywait on an empty CQ did not let us block", i);
 		send_transmit_complete(&A, s, sizeof(s), 21, &sc);
 		if (poll(&p, 1, 10000) != 1)
 			die("FD round %d: a completion written while B slept did not wake it", i);
-		if (fi_cq_read(B.cq, &e, 1) != 1 || e.op_context != &rc)
+		if (fi_cq_read(B.g.cq, &e, 1) != 1 || e.op_context != &rc)
 			die("FD round %d: woken without the completion", i);
 		if (first_bad(r, sizeof(r), 11) != sizeof(r))
 			die("FD round %d: data wrong", i);
@@ -625,9 +618,9 @@ static void test_thread_answers(void)
 	memset(r, 0, len);
 	CHK(fi_trecv(B.ep, r, len, NULL, FI_ADDR_UNSPEC, 21, 0, &rc));
 	send_transmit_complete(&A, s, len, 21, &sc);
-	if (fi_cq_read(B.cq, &e, 1) != 1 || e.op_context != &rc || e.len != len || e.tag != 21)
+	if (fi_cq_read(B.g.cq, &e, 1) != 1 || e.op_context != &rc || e.len != len || e.tag != 21)
 		die("B's receive did not complete with its message");
-	if (fi_cq_read(B.cq, &e, 1) != -FI_EAGAIN)
+	if (fi_cq_read(B.g.cq, &e, 1) != -FI_EAGAIN)
 		die("B's CQ holds more than the one receive");
 	if (first_bad(r, len, 21) != len)
 		die("B's progress thread delivered wrong data at %zu", first_bad(r, len, 21));
@@ -676,14 +669,14 @@ static pid_t fork_peer(int *cmd)
 		CHK(fi_getname(&B.ep->fid, addr, &len));
 		if (write(up[1], addr, len) != (ssize_t)len || read(down[0], addr, 8) != 8)
 			_exit(2);
-		CHK(fi_av_insert(B.av, addr, 1, &B.peer, 0, NULL));
+		CHK(fi_av_insert(B.g.av, addr, 1, &B.peer, 0, NULL));
 		*cmd = down[0];
 		return 0;
 	}
 	side_open(&A, FI_TC_UNSPEC);
 	if (read(up[0], addr, sizeof(addr)) <= 0)
 		die("child did not start");
-	CHK(fi_av_insert(A.av, addr, 1, &A.peer, 0, NULL));
+	CHK(fi_av_insert(A.g.av, addr, 1, &A.peer, 0, NULL));
 	len = sizeof(addr);
 	CHK(fi_getname(&A.ep->fid, addr, &len));
 	if (write(down[1], addr, 8) != 8)
@@ -706,7 +699,7 @@ static void run_kill(void)
 		struct pollfd p = {.fd = cmd, .events = POLLIN};
 		while (poll(&p, 1, 0) == 0) {
 			struct fi_cq_tagged_entry e;
-			fi_cq_read(B.cq, &e, 1);
+			fi_cq_read(B.g.cq, &e, 1);
 		}
 		raise(SIGKILL);
 	}
@@ -736,7 +729,7 @@ static void run_kill(void)
 	char buf[256];
 	printf("ok: send to a killed peer failed with FI_EIO after %.1f s: %s; the buffered send "
 	       "whose data was lost counted as a send error\n",
-	       now_s() - t0, fi_cq_strerror(A.cq, err.prov_errno, NULL, buf, sizeof(buf)));
+	       now_s() - t0, fi_cq_strerror(A.g.cq, err.prov_errno, NULL, buf, sizeof(buf)));
 	side_close(&A);
 }
 

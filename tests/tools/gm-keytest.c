@@ -33,6 +33,7 @@
 #include <rdma/fi_errno.h>
 
 #include "fi_gamma.h"
+#include "gmf.h"
 
 #define K1   0x1111aaaau
 #define K2   0x2222bbbbu
@@ -40,11 +41,7 @@
 
 struct side {
 	const char *name, *ifname;
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
+	struct gmf g; /* info, fabric, domain, CQ, AV */
 	struct fid_ep *ep;
 };
 
@@ -100,39 +97,33 @@ static void side_open(struct side *s, uint32_t dom_key, uint32_t ep_key)
 	hints->domain_attr->name = strdup(s->ifname);
 	hints->domain_attr->auth_key = key_dup(dom_key);
 	hints->domain_attr->auth_key_size = key_len();
-	CHK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &s->info));
+	struct fi_info *info;
+	const char *what = NULL;
+	CHK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
 	fi_freeinfo(hints);
 	/* The offer must carry the key asked for. */
-	if (s->info->domain_attr->auth_key_size != key_len())
+	if (info->domain_attr->auth_key_size != key_len())
 		die("fi_getinfo dropped the domain auth_key", -FI_EINVAL);
-	memcpy(&got, s->info->domain_attr->auth_key, sizeof(got));
+	memcpy(&got, info->domain_attr->auth_key, sizeof(got));
 	if (got != dom_key)
 		die("fi_getinfo changed the domain auth_key", -FI_EINVAL);
 	if (ep_key) {
-		free(s->info->ep_attr->auth_key);
-		s->info->ep_attr->auth_key = key_dup(ep_key);
-		s->info->ep_attr->auth_key_size = key_len();
+		free(info->ep_attr->auth_key);
+		info->ep_attr->auth_key = key_dup(ep_key);
+		info->ep_attr->auth_key_size = key_len();
 	}
-	CHK(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
-	CHK(fi_domain(s->fabric, s->info, &s->domain, NULL));
 	struct fi_av_attr av = {.type = FI_AV_TABLE};
-	CHK(fi_av_open(s->domain, &av, &s->av, NULL));
 	struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE};
-	CHK(fi_cq_open(s->domain, &cq, &s->cq, NULL));
-	CHK(fi_endpoint(s->domain, s->info, &s->ep, NULL));
-	CHK(fi_ep_bind(s->ep, &s->av->fid, 0));
-	CHK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHK(fi_enable(s->ep));
+	int r;
+	if ((r = gmf_open(&s->g, info, NULL, &cq, &av, &what)) ||
+	    (r = gmf_ep(&s->g, NULL, NULL, 0, &s->ep, &what)))
+		die(what, r);
 }
 
 static void side_close(struct side *s)
 {
 	CHK(fi_close(&s->ep->fid));
-	CHK(fi_close(&s->cq->fid));
-	CHK(fi_close(&s->av->fid));
-	CHK(fi_close(&s->domain->fid));
-	CHK(fi_close(&s->fabric->fid));
-	fi_freeinfo(s->info);
+	CHK(gmf_close(&s->g));
 }
 
 static fi_addr_t insert(struct side *from, struct side *to)
@@ -142,7 +133,7 @@ static fi_addr_t insert(struct side *from, struct side *to)
 	fi_addr_t fa;
 
 	CHK(fi_getname(&to->ep->fid, addr, &len));
-	if (fi_av_insert(from->av, addr, 1, &fa, 0, NULL) != 1)
+	if (fi_av_insert(from->g.av, addr, 1, &fa, 0, NULL) != 1)
 		die("fi_av_insert", -FI_EINVAL);
 	return fa;
 }
@@ -156,7 +147,7 @@ static void poll_all(struct side *s, int *ok, int *err)
 {
 	for (int i = 0; i < nsides; i++) {
 		struct fi_cq_msg_entry e;
-		ssize_t r = fi_cq_read(all[i]->cq, &e, all[i] == s ? 1 : 0);
+		ssize_t r = fi_cq_read(all[i]->g.cq, &e, all[i] == s ? 1 : 0);
 
 		if (all[i] != s)
 			continue;
@@ -164,7 +155,7 @@ static void poll_all(struct side *s, int *ok, int *err)
 			(*ok)++;
 		} else if (r == -FI_EAVAIL) {
 			struct fi_cq_err_entry ee = {0};
-			CHK(fi_cq_readerr(s->cq, &ee, 0));
+			CHK(fi_cq_readerr(s->g.cq, &ee, 0));
 			(*err)++;
 		} else if (r != -FI_EAGAIN) {
 			die("fi_cq_read", (int)r);

@@ -28,20 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
-#include "gm.h"
+#include "gm_defaults.h"
 #include "gm_net.h"
-
-/* The provider's logging object and parameters live in gm_init.c, which is
- * not part of libgamma-core: this program brings its own. */
-struct fi_provider gm_prov = {
-    .version = GM_PROV_VERSION,
-    .fi_version = GM_FI_VERSION,
-    .name = "gamma-nettest",
-};
-struct gm_params gm_params;
 
 static struct {
 	const char *mode, *ifname, *linger;
@@ -52,7 +42,11 @@ static struct {
 	size_t max_size;
 	unsigned timeout_s, peer_timeout_ms, rto_us, window;
 	uint32_t key;
-} o = {.timeout_s = 60, .peer_timeout_ms = 10000, .rto_us = 2000, .window = 256, .key = 0x5EED};
+} o = {.timeout_s = 60,
+       .peer_timeout_ms = GM_DEFAULT_PEER_TIMEOUT_MS,
+       .rto_us = GM_DEFAULT_RTO_US,
+       .window = 256,
+       .key = 0x5EED};
 
 static struct {
 	uint64_t next, delivered, bytes, sent, acked, failed;
@@ -382,7 +376,12 @@ static int run(struct gm_net *net, struct gm_port *port)
 int main(int argc, char **argv)
 {
 	struct gm_net_params p = {
-	    .ethertype = GM_ETHERTYPE_DEFAULT, .dq = true, .low_share = 8, .rx_ring_kb = 8192};
+	    .ethertype = GM_ETHERTYPE_DEFAULT,
+	    .dq = GM_DEFAULT_DQ,
+	    .low_share = GM_DEFAULT_LOW_SHARE,
+	    .rx_ring_kb = GM_DEFAULT_RX_RING_KB,
+	    .log = {gm_log_stderr, "gm-nettest"},
+	};
 	struct gm_net *net;
 	struct gm_port *port;
 	int c, rc;
@@ -451,20 +450,8 @@ int main(int argc, char **argv)
 	    (strcmp(o.mode, "recv") && strcmp(o.mode, "send") && strcmp(o.mode, "pingpong") &&
 	     strcmp(o.mode, "self")))
 		usage();
-	gm_params.stats = !o.quiet;
+	p.stats = !o.quiet;
 	base_init();
-	{
-		/* libfabric sets up logging (FI_LOG_LEVEL) on its first
-		 * fi_getinfo: ask for a provider that does not exist. */
-		struct fi_info *hints = fi_allocinfo(), *info = NULL;
-
-		if (hints) {
-			hints->fabric_attr->prov_name = strdup("gm-nettest-none");
-			if (!fi_getinfo(GM_FI_VERSION, NULL, NULL, 0, hints, &info))
-				fi_freeinfo(info);
-			fi_freeinfo(hints);
-		}
-	}
 	p.ifname = o.ifname;
 	p.window = o.window;
 	p.rto_us = o.rto_us;

@@ -3,7 +3,7 @@
  * What the holder of gamma-rawd's sockets can and cannot do.  Run as an
  * unprivileged user with FI_GAMMA_RAWD naming a setcap'd helper whose
  * configuration allows interface A (not B); A and B are the two ends of a
- * veth pair.  Every claim of tools/gamma-rawd/README.md is checked with
+ * veth pair.  Every claim of rawd/README.md is checked with
  * real frames, each frame tagged so that a receipt names its frame:
  *
  *   cannot: replace or detach the receive filter; receive another
@@ -31,18 +31,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <rdma/fabric.h>
-#include <rdma/providers/fi_prov.h>
-
-#include "gm.h"
 #include "gm_rawd.h"
-
-struct fi_provider gm_prov = {
-    .version = GM_PROV_VERSION,
-    .fi_version = GM_FI_VERSION,
-    .name = "gamma",
-};
-struct gm_params gm_params;
 
 static int failures;
 
@@ -141,7 +130,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gm-rawd-probe ALLOWED_IF OTHER_IF (veth peers)\n");
 		return 2;
 	}
-	fi_param_define(&gm_prov, "rawd", FI_PARAM_STRING, "gamma-rawd helper");
 	get_iface(&a, argv[1]);
 	get_iface(&b, argv[2]);
 	rc = socket(AF_PACKET, SOCK_RAW, 0);
@@ -149,7 +137,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gm-rawd-probe: this process has CAP_NET_RAW; run it without\n");
 		return 2;
 	}
-	if (gm_rawd_open(a.name, 0x88B5, fds, err, sizeof(err))) {
+	if (gm_rawd_open(getenv("FI_GAMMA_RAWD"), a.name, 0x88B5, fds, err, sizeof(err))) {
 		printf("FAIL: gamma-rawd: %s\n", err);
 		return 1;
 	}

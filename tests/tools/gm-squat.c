@@ -18,18 +18,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
-#include "gm.h"
 #include "gm_link.h"
-
-struct fi_provider gm_prov = {
-    .version = GM_PROV_VERSION,
-    .fi_version = GM_FI_VERSION,
-    .name = "gamma-squat",
-};
-struct gm_params gm_params;
 
 int main(int argc, char **argv)
 {
@@ -65,7 +56,8 @@ int main(int argc, char **argv)
 	printf("gm-squat: holding %u abstract names (%u..%u)\n", names, first, last);
 	if (argc == 6) {
 		int port = atoi(argv[5]);
-		int rc = gm_portres_take((uint16_t)ethertype, ifindex, (uint16_t)port, &got);
+		int rc = gm_portres_take((uint16_t)ethertype, ifindex, (uint16_t)port, &got,
+		                         &(struct gm_log){gm_log_stderr, "gm-squat"});
 
 		printf("gm-squat: reserving port %d: %s\n", port,
 		       rc < 0 ? fi_strerror(-rc) : "held");

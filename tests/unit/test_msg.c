@@ -1,10 +1,11 @@
 /*
- * The message protocol (gm_msg.c) of two endpoints over two reliability
+ * The message protocol (gm_msg.h) of two endpoints over two reliability
  * engines (gm_rel.c) joined by a deterministic in-memory link that drops,
  * duplicates and delays frames, with a simulated clock.  The libfabric
- * objects around gm_msg.c (CQ, counters, AV, endpoint table) are stubbed
- * here; everything between the send call and the receive completion is the
- * provider's own code.
+ * objects around the protocol are its upcalls (struct gm_msg_upcalls),
+ * implemented here: a CQ that records, an AV of one address; everything
+ * between the send call and the receive completion is the provider's own
+ * code.
  *
  * Both nodes use their endpoints the way btl gamma does: a ring of
  * FI_ADDR_UNSPEC receive buffers, reposted once read, and sends straight
@@ -17,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gm.h"
+#include <rdma/providers/fi_prov.h>
+
+#include "gm_defaults.h"
+#include "gm_msg.h"
 #include "gm_rel.h"
 
 #define MTU       1500
@@ -29,57 +33,6 @@
 #define WINDOW    64
 #define MULTI_LEN (4 * BUFSZ)
 #define CQ_CAP    4096
-
-/* ---- what gm_msg.c needs from the rest of the provider ---- */
-
-struct fi_provider gm_prov = {.name = "gamma"};
-/* The provider's defaults (gm_init.c) for what gm_msg.c reads. */
-struct gm_params gm_params = {.rndv_threshold = RNDV,
-                              .ux_max = 256u << 20,
-                              .ux_peer_max = 64u << 20,
-                              .ux_unknown_max = 1u << 20,
-                              .ux_unknown_hold_ms = 10000};
-
-size_t gm_net_max_body(const struct gm_net *net)
-{
-	(void)net;
-	return MTU - sizeof(struct gm_hdr);
-}
-
-static void record(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf, int err);
-
-void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-                 uint64_t data, uint64_t tag, fi_addr_t src)
-{
-	record(cq, context, flags, len, buf, 0);
-}
-
-void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-                     uint64_t data, uint64_t tag, size_t olen, int err)
-{
-	record(cq, context, flags, len, buf, err);
-}
-
-static unsigned g_bad_msgs;
-
-void gm_net_count_bad_msg(struct gm_net *net)
-{
-	g_bad_msgs++;
-}
-
-void gm_cntr_inc(struct gm_cntr *cntr)
-{
-}
-
-void gm_cntr_inc_err(struct gm_cntr *cntr)
-{
-}
-
-/* The AV has one entry, fi_addr 0: the other node. */
-fi_addr_t gm_av_find(struct gm_av *av, const struct gm_addr *addr)
-{
-	return 0;
-}
 
 /* ---- the simulated link ---- */
 
@@ -128,11 +81,7 @@ struct tnode {
 	int id;
 	uint8_t mac[6];
 	struct gm_rel *rel;
-	struct gm_domain dom;
-	struct gm_ep ep;
-	struct fi_info info;
-	struct gm_av av;
-	struct gm_cq txcq, rxcq;
+	struct gm_msg msg;
 	struct tbuf rbuf[NPOST], sbuf[NSEND];
 	/* send side */
 	uint32_t next_send, nmsg, send_done;
@@ -227,31 +176,84 @@ static int sim_send(void *ctx, enum gm_class cls, const struct iovec *frames, un
 	return (int)n;
 }
 
-/* ---- endpoints ---- */
+/* ---- the upcalls: what the libfabric objects would do ---- */
 
-struct gm_conn *gm_ep_conn(struct gm_ep *ep, fi_addr_t fi_addr)
+static const struct fi_provider test_prov = {.name = "gamma-test"};
+static unsigned g_bad_msgs;
+
+static void record(struct tnode *nd, enum gm_msg_side side, const struct gm_msg_cqe *e);
+
+static void up_done(void *ctx, enum gm_msg_side side, uint64_t op_flags, const struct gm_msg_cqe *e)
 {
-	struct tnode *nd = gm_container_of(ep, struct tnode, ep);
+	record(ctx, side, e);
+}
+
+static void up_report(void *ctx, const struct gm_msg_cqe *e)
+{
+	cr_assert_fail("node %d: a peek or cancel completion, none was asked for",
+	               ((struct tnode *)ctx)->id);
+}
+
+static void up_send_lost(void *ctx)
+{
+	cr_assert_fail("node %d: a send lost after it completed", ((struct tnode *)ctx)->id);
+}
+
+static void up_corrupt(void *ctx)
+{
+	g_bad_msgs++;
+}
+
+/* The AV has one entry, fi_addr 0: the other node. */
+static const struct gm_addr *up_av_addr(void *ctx, fi_addr_t fi_addr)
+{
+	struct tnode *nd = ctx;
+	static struct gm_addr a[2];
 	struct tnode *other = nd->sim->nodes[!nd->id];
-	struct gm_addr a;
-	struct gm_conn *conn;
 
 	if (fi_addr != 0)
 		return NULL;
-	if (ep->conns_cap && ep->conns[0])
-		return ep->conns[0];
-	memcpy(a.mac, other->mac, 6);
-	a.port = PORT[other->id];
-	conn = gm_conn_of_peer(ep, gm_peer_get(ep->port, &a));
-	cr_assert_not_null(conn);
-	if (!ep->conns_cap) {
-		ep->conns = calloc(1, sizeof(*ep->conns));
-		ep->conns_cap = 1;
-	}
-	conn->fi_addr = 0;
-	ep->conns[0] = conn;
-	return conn;
+	memcpy(a[nd->id].mac, other->mac, 6);
+	a[nd->id].port = PORT[other->id];
+	return &a[nd->id];
 }
+
+static fi_addr_t up_av_find(void *ctx, const struct gm_addr *addr)
+{
+	const struct gm_addr *peer = up_av_addr(ctx, 0);
+
+	return !memcmp(addr->mac, peer->mac, 6) && addr->port == peer->port ? 0 : FI_ADDR_NOTAVAIL;
+}
+
+static uint64_t up_av_gen(void *ctx)
+{
+	return 1;
+}
+
+static uint64_t up_now_ms(void *ctx)
+{
+	return ((struct tnode *)ctx)->sim->now / 1000;
+}
+
+static const struct gm_msg_upcalls test_upcalls = {
+    .done = up_done,
+    .report = up_report,
+    .send_lost = up_send_lost,
+    .corrupt = up_corrupt,
+    .av_addr = up_av_addr,
+    .av_find = up_av_find,
+    .av_gen = up_av_gen,
+    .now_ms = up_now_ms,
+};
+
+/* The provider's defaults (gm_init.c), but for the rendezvous threshold. */
+static const struct gm_msg_cfg test_cfg = {.prov = &test_prov,
+                                           .max_body = MTU - sizeof(struct gm_hdr),
+                                           .rndv_threshold = RNDV,
+                                           .ux_max = GM_DEFAULT_UX_MAX,
+                                           .ux_peer_max = GM_DEFAULT_UX_PEER_MAX,
+                                           .ux_unknown_max = GM_DEFAULT_UX_UNKNOWN_MAX,
+                                           .ux_unknown_hold_ms = GM_DEFAULT_UX_UNKNOWN_HOLD_MS};
 
 static uint8_t pattern(int sender, uint32_t idx, size_t j)
 {
@@ -277,7 +279,7 @@ static void post_recv(struct tbuf *b)
 
 	memset(b->mem, 0xEE, iov.iov_len);
 	b->busy = true;
-	cr_assert_eq(gm_msg_recv(&b->nd->ep, &iov, 1, FI_ADDR_UNSPEC, 0, 0, b,
+	cr_assert_eq(gm_msg_recv(&b->nd->msg, &iov, 1, FI_ADDR_UNSPEC, 0, 0, b,
 	                         FI_RECV | FI_MSG | (b->multi ? FI_MULTI_RECV : 0)),
 	             0);
 }
@@ -307,20 +309,21 @@ static void check_recv(struct tnode *nd, const uint8_t *mem, size_t len)
 }
 
 /* A completion is read later, as the BTL reads its CQ after progress. */
-static void record(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf, int err)
+static void record(struct tnode *nd, enum gm_msg_side side, const struct gm_msg_cqe *e)
 {
-	struct tbuf *b = context;
-	struct tnode *nd = b->nd;
+	struct tbuf *b = e->context;
 
+	cr_assert_eq(b->nd, nd, "node %d: completion of node %d's buffer", nd->id, b->nd->id);
 	cr_assert(b->busy && (b->multi || !b->completed), "completion for an idle buffer");
-	cr_assert_eq(cq, b->is_send ? &nd->txcq : &nd->rxcq);
+	cr_assert_eq(side, b->is_send ? GM_MSG_TX : GM_MSG_RX);
 	if (b->multi)
-		cr_assert(buf >= (void *)b->mem && (uint8_t *)buf + len <= b->mem + MULTI_LEN,
+		cr_assert(e->buf >= (void *)b->mem &&
+		              (uint8_t *)e->buf + e->len <= b->mem + MULTI_LEN,
 		          "multi-recv completion outside its buffer");
 	b->completed = true;
 	cr_assert_lt(nd->cq_count, CQ_CAP);
 	nd->cq[(nd->cq_head + nd->cq_count++) % CQ_CAP] =
-	    (struct tcqe){.b = b, .buf = buf, .len = len, .flags = flags, .err = err};
+	    (struct tcqe){.b = b, .buf = e->buf, .len = e->len, .flags = e->flags, .err = e->err};
 }
 
 static void read_completion(const struct tcqe *e)
@@ -375,7 +378,7 @@ static void node_init(struct tsim *s, struct tnode *nd, int id, uint32_t nmsg, u
 	    .max_frame = MTU,
 	};
 	struct gm_rel_link link = {.send = sim_send, .ctx = nd};
-	struct gm_ep *ep = &nd->ep;
+	struct gm_msg *m = &nd->msg;
 
 	memset(nd, 0, sizeof(*nd));
 	nd->sim = s;
@@ -385,30 +388,16 @@ static void node_init(struct tsim *s, struct tnode *nd, int id, uint32_t nmsg, u
 	memcpy(nd->mac, cfg.mac, 6);
 	s->nodes[id] = nd;
 	cr_assert_eq(gm_rel_create(&cfg, &link, &nd->rel), 0);
-	nd->info.caps = GM_CAPS;
-	ep->dom = &nd->dom;
-	ep->info = &nd->info;
-	ep->av = &nd->av;
-	ep->tx_cq = &nd->txcq;
-	ep->rx_cq = &nd->rxcq;
-	ep->enabled = true;
-	gm_list_init(&ep->conn_list);
-	gm_list_init(&ep->tx_pending);
-	gm_list_init(&ep->tx_live);
-	gm_list_init(&ep->rndv_rx);
-	for (int q = 0; q < 2; q++) {
-		gm_list_init(&ep->posted[q]);
-		gm_list_init(&ep->unexpected[q]);
-	}
+	gm_msg_init(m, &test_cfg, &test_upcalls, nd);
 	/* A 4-byte key, so frames carry CRCs: the tamper tests reseal frames
 	 * they changed, a bug below this layer that no frame check sees. */
 	static const uint32_t key = 0xC0FFEE;
 	const struct gm_auth auth = {&key, sizeof(key)};
 	cr_assert_eq(gm_rel_port_open(nd->rel, PORT[id], GM_CLASS_HIGH, &auth, 1000u + id * 77u,
-	                              (uint64_t)id << 40, &gm_msg_port_ops, ep, &ep->port),
+	                              (uint64_t)id << 40, &gm_msg_port_ops, m, &m->port),
 	             0);
 	/* Every slice has room for the largest message. */
-	ep->min_multi_recv = BUFSZ;
+	m->min_multi_recv = BUFSZ;
 	for (int i = 0; i < NPOST; i++) {
 		bool multi = g_multi && i < 2;
 		nd->rbuf[i] = (struct tbuf){
@@ -422,13 +411,12 @@ static void node_init(struct tsim *s, struct tnode *nd, int id, uint32_t nmsg, u
 
 static void node_fini(struct tnode *nd)
 {
-	gm_msg_ep_close(&nd->ep);
+	gm_msg_close(&nd->msg);
 	gm_rel_destroy(nd->rel);
 	for (int i = 0; i < NPOST; i++)
 		free(nd->rbuf[i].mem);
 	for (int i = 0; i < NSEND; i++)
 		free(nd->sbuf[i].mem);
-	free(nd->ep.conns);
 	free(nd->seen);
 }
 
@@ -449,7 +437,7 @@ static void node_send(struct tnode *nd)
 		b->idx = idx;
 		b->len = len;
 		cr_assert_eq(
-		    gm_msg_send(&nd->ep, iov, len > 8 ? 2 : 1, 0, 0, 0, b, FI_SEND | FI_MSG), 0);
+		    gm_msg_send(&nd->msg, iov, len > 8 ? 2 : 1, 0, 0, 0, b, FI_SEND | FI_MSG), 0);
 		nd->next_send++;
 	}
 }
@@ -477,7 +465,7 @@ static void sim_step(struct tsim *s)
 			read_completion(&e);
 		}
 		node_send(nd);
-		gm_msg_progress_ep(&nd->ep);
+		gm_msg_progress(&nd->msg);
 		gm_rel_flush(nd->rel, s->now);
 	}
 	for (unsigned i = 0; i < s->nq; i++)

@@ -52,6 +52,64 @@ Test(wire, hdr_round_trip_and_big_endian)
 	cr_assert_eq(buf[offsetof(struct gm_hdr, nonce)], 0x01);
 }
 
+/* What gm_rel rewrites between transmissions, in place; nothing else moves. */
+Test(wire, hdr_in_place_edits)
+{
+	uint8_t buf[sizeof(struct gm_hdr) + sizeof(struct gm_msg_hdr) + 3] = {0}, was[sizeof(buf)];
+	struct gm_hdr h = sample_hdr(), d;
+
+	h.flags = GM_F_SEQ;
+	gm_hdr_encode(buf, &h);
+	memcpy(was, buf, sizeof(buf));
+	gm_hdr_set_ack(buf, 0xCAFEF00D);
+	gm_hdr_set_wnd(buf, 0x0A0B);
+	gm_hdr_set_echo(buf, 0x2122232425262728ull);
+	gm_hdr_set_nonce(buf, 0x3132333435363738ull);
+	cr_assert_eq(buf[offsetof(struct gm_hdr, ack)], 0xCA);
+	cr_assert_eq(buf[offsetof(struct gm_hdr, wnd)], 0x0A);
+	cr_assert_eq(buf[offsetof(struct gm_hdr, echo)], 0x21);
+	cr_assert_eq(buf[offsetof(struct gm_hdr, nonce)], 0x31);
+	cr_assert_eq(gm_hdr_decode(buf, sizeof(buf), &d), GM_WIRE_OK);
+	cr_assert_eq(d.flags, GM_F_SEQ | GM_F_ACK);
+	cr_assert_eq(d.ack, 0xCAFEF00D);
+	cr_assert_eq(d.wnd, 0x0A0B);
+	cr_assert_eq(d.echo, 0x2122232425262728ull);
+	cr_assert_eq(d.nonce, 0x3132333435363738ull);
+	/* Everything else, byte for byte. */
+	d.flags = h.flags;
+	d.ack = h.ack;
+	d.wnd = h.wnd;
+	d.echo = h.echo;
+	d.nonce = h.nonce;
+	gm_hdr_encode(buf, &d);
+	cr_assert_eq(memcmp(buf, was, sizeof(buf)), 0);
+}
+
+Test(wire, ack_body_and_eth_header)
+{
+	static const uint8_t dst[6] = {1, 2, 3, 4, 5, 6}, src[6] = {7, 8, 9, 10, 11, 12};
+	uint8_t f[GM_ETH_HLEN + sizeof(struct gm_hdr)] = {0};
+	struct gm_ack_body a = {.sack = 0x8000000000000003ull}, d;
+	uint8_t b[sizeof(a)];
+
+	gm_ack_body_encode(b, &a);
+	cr_assert_eq(b[0], 0x80);
+	cr_assert_eq(b[7], 0x03);
+	gm_ack_body_decode(b, &d);
+	cr_assert_eq(d.sack, a.sack);
+
+	gm_eth_encode(f, dst, src, 0x88B5);
+	cr_assert_eq(memcmp(f, dst, 6), 0);
+	cr_assert_eq(memcmp(f + 6, src, 6), 0);
+	cr_assert_eq(f[12], 0x88);
+	cr_assert_eq(f[13], 0xB5);
+	cr_assert_not(gm_frame_is_low(f, sizeof(f)));
+	f[GM_ETH_HLEN + offsetof(struct gm_hdr, flags)] = GM_F_SEQ | GM_F_LOW;
+	cr_assert(gm_frame_is_low(f, sizeof(f)));
+	/* Too short to hold the flags: not low, and nothing read past len. */
+	cr_assert_not(gm_frame_is_low(f, GM_ETH_HLEN + offsetof(struct gm_hdr, flags)));
+}
+
 Test(wire, msg_frag_cts_round_trip)
 {
 	uint8_t buf[64];

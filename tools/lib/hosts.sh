@@ -1,6 +1,6 @@
 # tools/lib/hosts.sh: the hosts of a job and the launcher that reaches them,
-# shared by npb-runs/run, tools/gamma-bench, tools/gamma-streams and
-# tools/gamma-faults (sourced by bash).  Real machines and the virtual
+# shared by npb-runs/run, experiments/perf/gamma-bench, experiments/dq/gamma-streams and
+# experiments/faults/gamma-faults (sourced by bash).  Real machines and the virtual
 # cluster go through the same code: a hosts file, an rsh-style command, and
 # the checks below; gamma-cluster is one way of producing such a file.
 #

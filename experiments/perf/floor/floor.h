@@ -1,0 +1,73 @@
+/* gamma-floor: shared types (see gamma-floor.c for the method). */
+#ifndef FL_FLOOR_H
+#define FL_FLOOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../pingpong/pattern.h"
+#include "link.h"
+
+/*
+ * After the Ethernet header every frame starts with 8 bytes: kind, repetition,
+ * two zero bytes, a 32-bit sequence number (network order).  A ping is just
+ * these 8 bytes; a data frame continues with the pattern of its sequence
+ * number up to the payload size.  Nothing else: no checksum, no ack.
+ */
+#define FL_HDR 8
+enum fl_kind {
+	FL_HELLO = 1, /* client -> server: struct fl_plan; answered by FL_HELLO_ACK */
+	FL_HELLO_ACK,
+	FL_DATA,
+	FL_STOP, /* server -> client: the interval is over; struct fl_count */
+	FL_PING,
+	FL_PONG,
+	FL_BYE, /* client -> server: done; answered by FL_BYE_ACK */
+	FL_BYE_ACK,
+};
+
+struct fl_hdr {
+	uint8_t kind, rep;
+	uint32_t seq;
+};
+
+/* HELLO's body (network order). */
+struct fl_plan {
+	uint32_t size;        /* data frame payload bytes, header included */
+	uint32_t interval_us; /* how long the receiver counts */
+};
+
+/* STOP's body (network order): what the receiver counted in one repetition. */
+struct fl_count {
+	uint64_t frames;   /* verified frames after the first, inside the interval */
+	uint64_t bytes;    /* their payload bytes */
+	uint64_t ns;       /* from the first frame's arrival to the last one's */
+	uint64_t verified; /* frames checked byte for byte, the first included */
+	uint64_t lost;     /* gaps in the sequence numbers */
+	uint64_t invalid;  /* wrong length, pattern or order */
+};
+
+enum fl_test { FL_TEST_LAT = 1, FL_TEST_BW = 2, FL_TEST_MMSG = 4 };
+
+struct fl_opts {
+	bool server;
+	uint8_t peer[ETH_ALEN]; /* --client MAC */
+	const char *iface;
+	uint16_t ethertype;
+	unsigned tests, reps, iters, warmup, size, batch;
+	double seconds, timeout;
+};
+
+double fl_now(void);
+/* The clock of the ring's arrival stamps (fl_link_stamp). */
+double fl_wall(void);
+void fl_hdr_put(uint8_t *p, const struct fl_hdr *h);
+/* 0 when the frame has a floor header (*h filled), -1 when it is too short. */
+int fl_hdr_get(const uint8_t *frame, unsigned len, struct fl_hdr *h);
+/* One control frame to the peer (retried while buffers are full): 0 or -1. */
+int fl_send_ctrl(struct fl_link *l, const struct fl_hdr *h, const void *body, unsigned n);
+
+int fl_server(struct fl_link *l, const struct fl_opts *o);
+int fl_client(struct fl_link *l, const struct fl_opts *o);
+
+#endif

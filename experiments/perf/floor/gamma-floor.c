@@ -1,0 +1,274 @@
+/*
+ * gamma-floor: the raw-frame floor under gamma.  What two processes get from
+ * bare AF_PACKET frames of one EtherType on a link, with no protocol at all
+ * (no checksum, no acknowledgement, no retransmission), measured the way
+ * gamma-pingpong measures gamma, so that experiments/perf/gamma-bench can print it as a
+ * row beside gamma and the TCP stacks:
+ *
+ *   latency    8-byte pings (one frame of 14 + 8 bytes) that the server sends
+ *              back; half the median round trip, median over repetitions
+ *   bandwidth  the client sends frames of MTU payload bytes as fast as it
+ *              can, one sendmsg() per frame (--tests bw) or sendmmsg()
+ *              batches (--tests mmsg); the server counts what arrives
+ *              during --seconds from the first frame (kernel arrival
+ *              stamps), then tells the client to stop; median over reps
+ *
+ * Both sides receive from a TPACKET_V2 ring of 8 MiB (gamma's default) and
+ * busy-poll it.  The server checks every data frame byte for byte (its
+ * sequence number and the pattern that number selects) and every pong
+ * carries its ping's number, so the figures rest on verified data; frames
+ * lost to a full ring are counted, not retransmitted.
+ *
+ *   gamma-floor --server --iface IF [--timeout S]
+ *   gamma-floor --client MAC --iface IF [--tests lat,bw,mmsg] [--reps N]
+ *               [--seconds S] [--iters N] [--warmup N] [--size B] [--batch N]
+ *
+ * The server learns the client's MAC from its first hello and serves until
+ * the client says goodbye.  Output (client): '#' notes and CSV rows
+ * "test,size,value,unit".  Exit: 0 ok, 1 failure, 2 usage, 3 corrupt data,
+ * 77 no raw sockets (needs root or CAP_NET_RAW).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "floor.h"
+
+static double clock_s(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double fl_now(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
+}
+
+double fl_wall(void)
+{
+	return clock_s(CLOCK_REALTIME);
+}
+
+void fl_hdr_put(uint8_t *p, const struct fl_hdr *h)
+{
+	uint32_t seq = htonl(h->seq);
+
+	p[0] = h->kind;
+	p[1] = h->rep;
+	p[2] = p[3] = 0;
+	memcpy(p + 4, &seq, 4);
+}
+
+int fl_hdr_get(const uint8_t *frame, unsigned len, struct fl_hdr *h)
+{
+	uint32_t seq;
+
+	if (len < ETH_HLEN + FL_HDR || frame[ETH_HLEN + 2] || frame[ETH_HLEN + 3])
+		return -1;
+	h->kind = frame[ETH_HLEN];
+	h->rep = frame[ETH_HLEN + 1];
+	memcpy(&seq, frame + ETH_HLEN + 4, 4);
+	h->seq = ntohl(seq);
+	return 0;
+}
+
+int fl_send_ctrl(struct fl_link *l, const struct fl_hdr *h, const void *body, unsigned n)
+{
+	uint8_t hdr[ETH_HLEN + FL_HDR];
+	struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)body, n}};
+	double give_up = fl_now() + 1;
+	int rc;
+
+	fl_link_eth(l, hdr);
+	fl_hdr_put(hdr + ETH_HLEN, h);
+	while ((rc = fl_link_send(l, iov, n ? 2 : 1)) == -EAGAIN || rc == -ENOBUFS) {
+		if (fl_now() > give_up)
+			break;
+		usleep(20);
+	}
+	if (rc)
+		fprintf(stderr, "gamma-floor: send: %s\n", strerror(-rc));
+	return rc ? -1 : 0;
+}
+
+static void usage(int rc)
+{
+	fprintf(rc ? stderr : stdout,
+	        "usage: gamma-floor --server --iface IF [--timeout S]\n"
+	        "       gamma-floor --client MAC --iface IF [--tests lat,bw,mmsg] [--reps N]\n"
+	        "                   [--seconds S] [--iters N] [--warmup N] [--size B] [--batch N]\n"
+	        "  --tests    lat: 8-byte ping-pong; bw: stream, one sendmsg per frame;\n"
+	        "             mmsg: stream, sendmmsg batches (default lat,bw)\n"
+	        "  --reps     repetitions, medians reported (default 3)\n"
+	        "  --seconds  receiver's counting interval per repetition (default 1)\n"
+	        "  --iters    round trips per repetition (default 1000, after --warmup 100)\n"
+	        "  --size     data frame payload bytes (default: the MTU)\n"
+	        "  --batch    frames per sendmmsg (default 64)\n"
+	        "  --ethertype T  (default 0x88B5)   --timeout S  (default 30)\n");
+	exit(rc);
+}
+
+static unsigned long num(const char *s, const char *what, unsigned long lo, unsigned long hi)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s || *end || *s == '-' || v < lo || v > hi) {
+		fprintf(stderr, "gamma-floor: %s wants %lu..%lu, not '%s'\n", what, lo, hi, s);
+		exit(2);
+	}
+	return v;
+}
+
+static double seconds(const char *s, const char *what)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= 0.01 && v <= 3600)) {
+		fprintf(stderr, "gamma-floor: %s wants seconds from 0.01 to 3600, not '%s'\n", what,
+		        s);
+		exit(2);
+	}
+	return v;
+}
+
+static unsigned tests(const char *s)
+{
+	unsigned t = 0;
+	char buf[64], *save, *w;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(w, "lat"))
+			t |= FL_TEST_LAT;
+		else if (!strcmp(w, "bw"))
+			t |= FL_TEST_BW;
+		else if (!strcmp(w, "mmsg"))
+			t |= FL_TEST_MMSG;
+		else {
+			fprintf(stderr, "gamma-floor: unknown test '%s' (lat, bw, mmsg)\n", w);
+			exit(2);
+		}
+	}
+	if (!t)
+		usage(2);
+	return t;
+}
+
+static void parse(int argc, char **argv, struct fl_opts *o)
+{
+	static const struct option lo[] = {{"server", no_argument, 0, 'S'},
+	                                   {"client", required_argument, 0, 'c'},
+	                                   {"iface", required_argument, 0, 'i'},
+	                                   {"tests", required_argument, 0, 't'},
+	                                   {"reps", required_argument, 0, 'r'},
+	                                   {"seconds", required_argument, 0, 's'},
+	                                   {"iters", required_argument, 0, 'n'},
+	                                   {"warmup", required_argument, 0, 'w'},
+	                                   {"size", required_argument, 0, 'z'},
+	                                   {"batch", required_argument, 0, 'b'},
+	                                   {"ethertype", required_argument, 0, 'e'},
+	                                   {"timeout", required_argument, 0, 'T'},
+	                                   {"help", no_argument, 0, 'h'},
+	                                   {0, 0, 0, 0}};
+	bool client = false;
+	int c;
+
+	*o = (struct fl_opts){.ethertype = 0x88B5,
+	                      .tests = FL_TEST_LAT | FL_TEST_BW,
+	                      .reps = 3,
+	                      .iters = 1000,
+	                      .warmup = 100,
+	                      .batch = 64,
+	                      .seconds = 1,
+	                      .timeout = 30};
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			o->server = true;
+			break;
+		case 'c':
+			if (sscanf(optarg, "%2hhx:%2hhx:%2hhx:%2hhx:%2hhx:%2hhx%*c", &o->peer[0],
+			           &o->peer[1], &o->peer[2], &o->peer[3], &o->peer[4],
+			           &o->peer[5]) != 6) {
+				fprintf(stderr,
+				        "gamma-floor: '%s' is not a MAC (aa:bb:cc:dd:ee:ff)\n",
+				        optarg);
+				exit(2);
+			}
+			client = true;
+			break;
+		case 'i':
+			o->iface = optarg;
+			break;
+		case 't':
+			o->tests = tests(optarg);
+			break;
+		case 'r':
+			o->reps = (unsigned)num(optarg, "--reps", 1, 100);
+			break;
+		case 's':
+			o->seconds = seconds(optarg, "--seconds");
+			break;
+		case 'n':
+			o->iters = (unsigned)num(optarg, "--iters", 1, 10000000);
+			break;
+		case 'w':
+			o->warmup = (unsigned)num(optarg, "--warmup", 0, 10000000);
+			break;
+		case 'z':
+			o->size = (unsigned)num(optarg, "--size", 64, 65535);
+			break;
+		case 'b':
+			o->batch = (unsigned)num(optarg, "--batch", 1, 1024);
+			break;
+		case 'e':
+			o->ethertype = (uint16_t)num(optarg, "--ethertype", 0x600, 0xffff);
+			break;
+		case 'T':
+			o->timeout = seconds(optarg, "--timeout");
+			break;
+		case 'h':
+			usage(0);
+			break;
+		default:
+			usage(2);
+		}
+	}
+	if (optind < argc || client == o->server || !o->iface)
+		usage(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct fl_opts o;
+	struct fl_link l;
+	int rc;
+
+	parse(argc, argv, &o);
+	rc = fl_link_open(&l, o.iface, o.ethertype);
+	if (rc)
+		return rc == -EPERM || rc == -EACCES ? 77 : 1;
+	if (!o.size)
+		o.size = l.mtu;
+	if (o.size > l.mtu) {
+		fprintf(stderr, "gamma-floor: --size %u exceeds the MTU of %s (%u)\n", o.size,
+		        o.iface, l.mtu);
+		return 2;
+	}
+	rc = o.server ? fl_server(&l, &o) : fl_client(&l, &o);
+	fl_link_close(&l);
+	return rc;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Every parameter's default, in one place: the provider's parameters
+ * (gm_init.c) start from them and quote them in their fi_info -e help, the
+ * net core falls back on them for a 0 in struct gm_net_params, and tests
+ * that run "with the provider's defaults" take them from here.  Plain
+ * literals, so that GM_STR can quote them.
+ */
+#ifndef GM_DEFAULTS_H
+#define GM_DEFAULTS_H
+
+#include "gm_wire.h" /* GM_ETHERTYPE_DEFAULT: part of the wire format */
+
+#define GM_STR_(x) #x
+#define GM_STR(x)  GM_STR_(x)
+
+/* The net core (gm_net.h struct gm_net_params). */
+#define GM_DEFAULT_DQ              1
+#define GM_DEFAULT_LOW_SHARE       8
+#define GM_DEFAULT_WINDOW          1024
+#define GM_DEFAULT_RTO_US          2000
+#define GM_DEFAULT_PEER_TIMEOUT_MS 10000
+#define GM_DEFAULT_RX_RING_KB      8192
+#define GM_DEFAULT_PEER_MAX        4096
+
+/* The message protocol. */
+#define GM_DEFAULT_CLASS              GM_CLASS_HIGH /* gm_net.h */
+#define GM_DEFAULT_RNDV_THRESHOLD     65536
+#define GM_DEFAULT_UX_MAX             268435456 /* 256 MiB */
+#define GM_DEFAULT_UX_PEER_MAX        67108864  /* 64 MiB */
+#define GM_DEFAULT_UX_UNKNOWN_MAX     1048576   /* 1 MiB */
+#define GM_DEFAULT_UX_UNKNOWN_HOLD_MS 10000
+
+/* Progress (gm_domain.c). */
+#define GM_DEFAULT_PROGRESS_IDLE_US 10000
+#define GM_DEFAULT_IDLE_SLEEP_MS    0 /* fi_cq_read never sleeps */
+
+#endif /* GM_DEFAULTS_H */

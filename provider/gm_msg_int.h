@@ -1,0 +1,81 @@
+/*
+ * Inside the message protocol: what its files (gm_msg*.c) share.  Each
+ * frame type has one handler (gm_msg_frame.c, gm_msg_rndv.c).
+ *
+ *   small   EAGER: header and data in one frame.
+ *   medium  START + FRAG...: fragmented, reassembled in order (the net
+ *           delivers a peer's frames in order, and a sender never
+ *           interleaves two messages' fragments).
+ *   large   RTS, then the receiver pulls once matched: CTS, RDATA...  An
+ *           unexpected large message therefore costs the receiver no
+ *           buffer until a receive for it exists.
+ *
+ * So a message can finish before one its peer sent earlier (an eager one
+ * overtakes a pull).  Receives are nevertheless completed in the order
+ * they matched a peer's messages, i.e. in the order the peer sent them:
+ * a finished receive is parked until every earlier one from that peer is
+ * completed.  ob1 depends on it: Open MPI 4.1's datatype engine misplaces
+ * data (by tens of bytes) or overruns when it unpacks the fragments of one
+ * message out of order into some derived types (issue #19; btl tcp
+ * striped over two links does the same).  Only matched messages wait, and
+ * each finishes without the application's help, so the wait is bounded.
+ */
+#ifndef GM_MSG_INT_H
+#define GM_MSG_INT_H
+
+#include "gm_msg.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+
+#include "gm_wire.h"
+
+#define MSG_WARN(m, ...) FI_WARN((m)->cfg.prov, FI_LOG_EP_DATA, __VA_ARGS__)
+
+/* Largest medium message accepted unexpected; beyond, senders use RTS. */
+#define GM_MAX_UNEXPECTED_MEDIUM (16u << 20)
+
+/* gm_msg.c: connections */
+struct gm_conn *gm_conn_of_peer(struct gm_msg *m, struct gm_peer *peer);
+fi_addr_t gm_conn_src(struct gm_conn *conn);
+fi_addr_t gm_conn_msg_src(struct gm_conn *conn);
+
+/* gm_msg_send.c */
+void gm_tx_maybe_complete(struct gm_tx *tx);
+void gm_conn_push(struct gm_conn *conn);
+void gm_conn_queue(struct gm_conn *conn, struct gm_tx *tx);
+int gm_send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_t len);
+void gm_msg_on_acked(void *ctx, struct gm_peer *peer, void *cookie);
+void gm_msg_on_failed_frame(void *ctx, struct gm_peer *peer, void *cookie, int err);
+
+/* gm_msg_recv.c */
+void gm_rx_complete(struct gm_rx *rx, int err);
+struct gm_rx *gm_rx_take(struct gm_rx *rx, uint64_t msg_len);
+struct gm_rx *gm_rx_match_posted(struct gm_msg *m, struct gm_conn *conn,
+                                 const struct gm_msg_hdr *h);
+void gm_rx_bind_msg(struct gm_rx *rx, struct gm_conn *conn, const struct gm_msg_hdr *h);
+bool gm_rx_place(struct gm_rx *rx, uint64_t off, const uint8_t *data, size_t dlen, uint32_t want);
+void gm_msg_corrupt(struct gm_msg *m, struct gm_conn *conn, uint64_t offset);
+void gm_conn_drop_partial(struct gm_conn *conn, int err);
+
+/* gm_msg_ux.c */
+struct gm_ux *gm_ux_new(struct gm_conn *conn, const struct gm_msg_hdr *h, bool rts, size_t dlen);
+bool gm_ux_place(struct gm_ux *ux, uint64_t off, const uint8_t *data, size_t dlen, uint32_t want);
+bool gm_ux_reserve(struct gm_ux *ux, uint64_t len);
+void gm_ux_free(struct gm_ux *ux);
+void gm_ux_drop(struct gm_ux *ux);
+void gm_ux_deliver(struct gm_ux *ux, struct gm_rx *rx);
+void gm_ux_discard(struct gm_ux *ux);
+bool gm_ux_resolve_due(const struct gm_msg *m);
+void gm_ux_resolve_sources(struct gm_msg *m);
+
+/* gm_msg_rndv.c */
+void gm_rx_pull(struct gm_rx *rx, uint32_t msg_id);
+void gm_rndv_on_cts(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len);
+void gm_rndv_on_rdata(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len);
+
+/* gm_msg_frame.c */
+void gm_msg_on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f);
+
+#endif /* GM_MSG_INT_H */

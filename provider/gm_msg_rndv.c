@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Rendezvous, for large messages: the sender's RTS carries no data; once
+ * a receive matched it, the receiver pulls with a CTS naming how much it
+ * takes, and the sender answers with RDATA frames.
+ */
+#include "gm_msg_int.h"
+
+/* The receiver side of rendezvous: pull the message into rx. */
+void gm_rx_pull(struct gm_rx *rx, uint32_t msg_id)
+{
+	struct gm_cts_hdr c = {
+	    .msg_id = msg_id, .recv_id = rx->msg->next_recv_id++, .len = rx->recv_len};
+	uint8_t buf[sizeof(c)];
+
+	rx->id = c.recv_id;
+	if (!rx->recv_len) {
+		/* Nothing to pull, but the sender still waits to be released. */
+		gm_cts_hdr_encode(buf, &c);
+		gm_send_ctrl(rx->conn, GM_FT_CTS, buf, sizeof(buf));
+		gm_rx_complete(rx, 0);
+		return;
+	}
+	gm_list_add_tail(&rx->msg->rndv_rx, &rx->rndv_entry);
+	gm_peer_await(rx->conn->peer);
+	gm_cts_hdr_encode(buf, &c);
+	if (gm_send_ctrl(rx->conn, GM_FT_CTS, buf, sizeof(buf))) {
+		gm_list_del(&rx->rndv_entry);
+		gm_rx_complete(rx, FI_ENOMEM);
+	}
+}
+
+void gm_rndv_on_cts(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len)
+{
+	struct gm_cts_hdr c;
+	struct gm_list *pos, *tmp;
+
+	gm_cts_hdr_decode(body, &c);
+	gm_list_for_each_safe(&conn->cts_wait, pos, tmp)
+	{
+		struct gm_tx *tx = gm_list_entry(pos, struct gm_tx, entry);
+		if (tx->msg_id != c.msg_id)
+			continue;
+		gm_list_del(&tx->entry);
+		tx->recv_id = c.recv_id;
+		tx->limit = c.len < tx->len ? c.len : tx->len;
+		tx->off = 0;
+		tx->mcrc = 0;
+		if (!tx->limit) {
+			tx->state = GM_TX_SENT;
+			gm_tx_maybe_complete(tx);
+			return;
+		}
+		tx->state = GM_TX_PULLED;
+		gm_conn_queue(conn, tx);
+		return;
+	}
+	MSG_WARN(m, "dropping CTS for unknown message %u\n", c.msg_id);
+}
+
+void gm_rndv_on_rdata(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len)
+{
+	struct gm_frag_hdr f;
+	const uint8_t *data = (const uint8_t *)body + sizeof(f);
+	size_t dlen = len - sizeof(f);
+	struct gm_list *pos, *tmp;
+
+	gm_frag_hdr_decode(body, &f);
+	gm_list_for_each_safe(&m->rndv_rx, pos, tmp)
+	{
+		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
+		if (rx->id != f.msg_id || rx->conn != conn)
+			continue;
+		if (f.offset != rx->got || f.offset + dlen > rx->recv_len) {
+			MSG_WARN(m, "dropping out-of-place rendezvous data\n");
+			return;
+		}
+		if (!rx->corrupt)
+			gm_rx_place(rx, f.offset, data, dlen, f.mcrc);
+		rx->got += dlen;
+		if (rx->got == rx->recv_len) {
+			gm_list_del(&rx->rndv_entry);
+			gm_rx_complete(rx, rx->corrupt ? FI_EIO : 0);
+		}
+		return;
+	}
+	MSG_WARN(m, "dropping rendezvous data for unknown receive %u\n", f.msg_id);
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The send side: a message becomes frames queued per connection in order
+ * and handed to the net as its window opens (EAGER, START + FRAG, or RTS
+ * for a rendezvous).  A send completes once its data is buffered (see
+ * gm_tx_maybe_complete); the tx lives until every frame is acknowledged.
+ */
+#include "gm_msg_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void tx_report(struct gm_tx *tx)
+{
+	struct gm_msg *m = tx->msg;
+	struct gm_msg_cqe e = {
+	    .context = tx->context,
+	    .flags = tx->flags & (FI_SEND | FI_MSG | FI_TAGGED),
+	    .src = FI_ADDR_NOTAVAIL,
+	    .err = tx->err,
+	};
+
+	tx->reported = true;
+	if (tx->internal)
+		return;
+	if (tx->err)
+		e.tag = tx->tag;
+	m->up->done(m->up_ctx, GM_MSG_TX, tx->flags, &e);
+}
+
+/*
+ * Once every frame of a send sits in the net's retransmit buffers, the
+ * user's buffer is free: that is when the send completes, unless the
+ * caller asked for FI_TRANSMIT_COMPLETE or FI_DELIVERY_COMPLETE, which
+ * wait for the peer's acknowledgement.  The tx itself lives until every
+ * frame is acknowledged (or failed), since the net holds it as a cookie.
+ * A send still queued or waiting for its CTS when its peer fails is
+ * finished by peer_failed (gm_msg.c), which the net calls after failing each
+ * frame.
+ */
+void gm_tx_maybe_complete(struct gm_tx *tx)
+{
+	if (tx->state != GM_TX_SENT)
+		return;
+	if (!tx->reported &&
+	    (!tx->unacked || !(tx->flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE))))
+		tx_report(tx);
+	if (!tx->unacked) {
+		gm_list_del(&tx->live_entry);
+		free(tx);
+	}
+}
+
+static void conn_mark_pending(struct gm_conn *conn)
+{
+	if (gm_list_empty(&conn->pend_entry))
+		gm_list_add_tail(&conn->msg->tx_pending, &conn->pend_entry);
+}
+
+/* Hand one frame of tx to the net.  Returns 0, -FI_EAGAIN or -FI_EIO. */
+static int tx_send_one(struct gm_tx *tx, size_t max_body)
+{
+	uint8_t thdr[sizeof(struct gm_msg_hdr)];
+	struct iovec iov[GM_IOV_LIMIT];
+	size_t thlen, chunk, niov = 0;
+	uint32_t mcrc = tx->mcrc;
+	uint8_t type;
+	int ret;
+
+	if (!tx->first_sent) {
+		type = tx->first_type;
+		thlen = type == GM_FT_CTS ? sizeof(struct gm_cts_hdr) : sizeof(struct gm_msg_hdr);
+		chunk = type == GM_FT_CTS || type == GM_FT_RTS ? 0 : max_body - thlen;
+	} else {
+		type = tx->state == GM_TX_PULLED ? GM_FT_RDATA : GM_FT_FRAG;
+		thlen = sizeof(struct gm_frag_hdr);
+		chunk = max_body - thlen;
+	}
+	if (chunk > tx->limit - tx->off)
+		chunk = tx->limit - tx->off;
+	if (chunk)
+		niov = gm_iov_slice(tx->iov, tx->iov_count, tx->off, chunk, iov);
+	/* The header precedes the payload, so the message CRC is a pass of its own. */
+	for (size_t i = 0; i < niov; i++)
+		mcrc = gm_crc32c(mcrc, iov[i].iov_base, iov[i].iov_len);
+	if (type == GM_FT_CTS) {
+		memcpy(thdr, tx->inject_buf, thlen);
+	} else if (!tx->first_sent) {
+		struct gm_msg_hdr h = {
+		    .msg_id = tx->msg_id,
+		    .mflags = ((tx->flags & FI_TAGGED) ? GM_M_TAGGED : 0) |
+		              ((tx->flags & FI_REMOTE_CQ_DATA) ? GM_M_DATA : 0),
+		    .tag = tx->tag,
+		    .data = tx->data,
+		    .msg_len = tx->len,
+		    .mcrc = mcrc,
+		};
+		gm_msg_hdr_encode(thdr, &h);
+	} else {
+		struct gm_frag_hdr f = {
+		    .msg_id = tx->state == GM_TX_PULLED ? tx->recv_id : tx->msg_id,
+		    .offset = tx->off,
+		    .mcrc = mcrc,
+		};
+		gm_frag_hdr_encode(thdr, &f);
+	}
+	ret = gm_peer_send(tx->conn->peer, type, thdr, thlen, iov, niov, tx);
+	if (ret)
+		return ret;
+	tx->first_sent = true;
+	tx->off += chunk;
+	tx->mcrc = mcrc;
+	tx->unacked++;
+	return 0;
+}
+
+/* Push queued frames of one conn into the net until its window is full. */
+void gm_conn_push(struct gm_conn *conn)
+{
+	size_t max_body = conn->msg->cfg.max_body;
+	struct gm_list *pos, *tmp;
+
+	gm_list_for_each_safe(&conn->tx_queue, pos, tmp)
+	{
+		struct gm_tx *tx = gm_list_entry(pos, struct gm_tx, entry);
+
+		do {
+			int ret = tx_send_one(tx, max_body);
+			if (ret == -FI_EAGAIN) {
+				conn_mark_pending(conn);
+				return;
+			}
+			if (ret) {
+				tx->err = ret == -FI_EIO ? FI_EIO : -ret;
+				break;
+			}
+		} while (tx->off < tx->limit);
+		gm_list_del(&tx->entry);
+		if (tx->err)
+			tx->state = GM_TX_SENT;
+		else if (tx->first_type == GM_FT_RTS && tx->state == GM_TX_QUEUED)
+			tx->state = GM_TX_WAIT_CTS;
+		else
+			tx->state = GM_TX_SENT;
+		if (tx->state == GM_TX_WAIT_CTS) {
+			gm_list_add_tail(&conn->cts_wait, &tx->entry);
+			gm_peer_await(conn->peer);
+		} else
+			gm_tx_maybe_complete(tx);
+	}
+	gm_list_del(&conn->pend_entry);
+}
+
+void gm_conn_queue(struct gm_conn *conn, struct gm_tx *tx)
+{
+	bool was_empty = gm_list_empty(&conn->tx_queue);
+
+	gm_list_add_tail(&conn->tx_queue, &tx->entry);
+	/* Behind a blocked frame, wait: order is per peer. */
+	if (was_empty)
+		gm_conn_push(conn);
+}
+
+ssize_t gm_msg_send(struct gm_msg *m, const struct iovec *iov, size_t count, fi_addr_t dest,
+                    uint64_t tag, uint64_t data, void *context, uint64_t flags)
+{
+	struct gm_conn *conn;
+	struct gm_tx *tx;
+	uint64_t len = gm_iov_len(iov, count);
+	size_t max_body;
+
+	conn = gm_msg_conn(m, dest);
+	if (!conn) {
+		MSG_WARN(m, "send to fi_addr %lu: not in the address vector\n",
+		         (unsigned long)dest);
+		return -FI_EINVAL;
+	}
+	if ((flags & FI_INJECT) && len > GM_INJECT_SIZE)
+		return -FI_EINVAL;
+	if (len > GM_MAX_MSG_SIZE)
+		return -FI_EMSGSIZE;
+	tx = malloc(sizeof(*tx));
+	if (!tx)
+		return -FI_EAGAIN;
+	*tx = (struct gm_tx){
+	    .msg = m,
+	    .conn = conn,
+	    .context = context,
+	    .flags = flags,
+	    .tag = tag,
+	    .data = data,
+	    .len = len,
+	    .limit = len,
+	    .msg_id = conn->next_msg_id++,
+	    .state = GM_TX_QUEUED,
+	};
+	gm_list_init(&tx->entry);
+	gm_list_add_tail(&m->tx_live, &tx->live_entry);
+	if (flags & FI_INJECT) {
+		gm_iov_copy_from(iov, count, 0, tx->inject_buf, len);
+		tx->iov[0] = (struct iovec){.iov_base = tx->inject_buf, .iov_len = len};
+		tx->iov_count = 1;
+	} else {
+		memcpy(tx->iov, iov, count * sizeof(*iov));
+		tx->iov_count = count;
+	}
+	max_body = conn->msg->cfg.max_body;
+	if (sizeof(struct gm_msg_hdr) + len <= max_body)
+		tx->first_type = GM_FT_EAGER;
+	else if (len < m->cfg.rndv_threshold && len <= GM_MAX_UNEXPECTED_MEDIUM)
+		tx->first_type = GM_FT_START;
+	else {
+		tx->first_type = GM_FT_RTS;
+		tx->limit = 0; /* nothing goes until the receiver pulls */
+	}
+	gm_conn_queue(conn, tx);
+	return 0;
+}
+
+/* Queue a protocol frame (CTS) of our own. */
+int gm_send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_t len)
+{
+	struct gm_tx *tx = calloc(1, sizeof(*tx));
+
+	if (!tx)
+		return -FI_ENOMEM;
+	tx->msg = conn->msg;
+	tx->conn = conn;
+	tx->internal = true;
+	tx->first_type = type;
+	tx->state = GM_TX_QUEUED;
+	memcpy(tx->inject_buf, thdr, len);
+	gm_list_init(&tx->entry);
+	gm_list_add_tail(&conn->msg->tx_live, &tx->live_entry);
+	gm_conn_queue(conn, tx);
+	return 0;
+}
+
+void gm_msg_on_acked(void *ctx, struct gm_peer *peer, void *cookie)
+{
+	struct gm_tx *tx = cookie;
+
+	tx->unacked--;
+	gm_tx_maybe_complete(tx);
+}
+
+void gm_msg_on_failed_frame(void *ctx, struct gm_peer *peer, void *cookie, int err)
+{
+	struct gm_tx *tx = cookie;
+
+	if (tx->reported && !tx->err && !tx->internal) {
+		/* Completed when buffered, lost now: the one trace left is the
+		 * send counter's error count (README, "Send completion"). */
+		tx->msg->st.sends_lost++;
+		tx->msg->up->send_lost(tx->msg->up_ctx);
+	}
+	tx->err = err < 0 ? -err : err;
+	tx->unacked--;
+	gm_tx_maybe_complete(tx);
+}
