@@ -54,8 +54,10 @@ struct gamma_params {
 	char *if_exclude;
 	int priority; /* GAMMA_PRIO_* */
 	int verbose;
+	int idle_block; /* GAMMA_IDLE_BLOCK_*: btl_gamma_idle.c */
 };
 enum { GAMMA_PRIO_LOW = 0, GAMMA_PRIO_HIGH = 1 };
+enum { GAMMA_IDLE_BLOCK_NO = 0, GAMMA_IDLE_BLOCK_YES = 1, GAMMA_IDLE_BLOCK_AUTO = 2 };
 
 typedef struct mca_btl_gamma_component_t {
 	mca_btl_base_component_3_0_0_t super;
@@ -214,8 +216,12 @@ ssize_t gamma_fi_inject(mca_btl_gamma_module_t *m, mca_btl_gamma_endpoint_t *ep,
 
 /* btl_gamma_progress.c */
 int gamma_fi_progress(mca_btl_gamma_module_t *m);
+int gamma_fi_progress_wait(mca_btl_gamma_module_t *m, int wait_ms);
 void gamma_fi_flush(mca_btl_gamma_module_t *m);
 double gamma_now_s(void);
+
+/* btl_gamma_idle.c: events from the modules' progress; may sleep when 0. */
+int gamma_idle_progress(int events);
 
 /* btl_gamma_frag.c */
 int gamma_frag_pools_init(mca_btl_gamma_module_t *m);

@@ -171,5 +171,5 @@ static int gamma_component_progress(void)
 		if (m && m->enabled)
 			events += gamma_fi_progress(m);
 	}
-	return events;
+	return gamma_idle_progress(events);
 }

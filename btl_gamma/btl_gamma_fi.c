@@ -144,7 +144,10 @@ int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
 		goto fail;
 	}
 	cq_attr.format = FI_CQ_FORMAT_TAGGED;
-	cq_attr.wait_obj = FI_WAIT_NONE;
+	/* A wait object only for btl_gamma_idle.c to sleep in. */
+	cq_attr.wait_obj = mca_btl_gamma_component.params.idle_block == GAMMA_IDLE_BLOCK_NO
+	                       ? FI_WAIT_NONE
+	                       : FI_WAIT_UNSPEC;
 	rc = fi_cq_open(m->domain, &cq_attr, &m->cq, NULL);
 	if (rc) {
 		open_failed(m, "fi_cq_open", rc);

@@ -2,6 +2,8 @@
 /* MCA parameters: btl_gamma_*, all listed by `ompi_info --param btl gamma --level 9`. */
 #include "btl_gamma.h"
 
+#include <stdio.h>
+
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/mca/base/mca_base_var_enum.h"
 #include "opal/util/output.h"
@@ -9,6 +11,13 @@
 static const mca_base_var_enum_value_t gamma_priority_values[] = {
     {GAMMA_PRIO_LOW, "low"},
     {GAMMA_PRIO_HIGH, "high"},
+    {0, NULL},
+};
+
+static const mca_base_var_enum_value_t gamma_idle_block_values[] = {
+    {GAMMA_IDLE_BLOCK_NO, "no"},
+    {GAMMA_IDLE_BLOCK_YES, "yes"},
+    {GAMMA_IDLE_BLOCK_AUTO, "auto"},
     {0, NULL},
 };
 
@@ -26,12 +35,30 @@ static void register_uint(const char *name, const char *help, int level, uint32_
 	                                MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
+/* An int MCA parameter taking the names in values (btl_gamma_NAME). */
+static int register_enum(const char *name, const mca_base_var_enum_value_t *values,
+                         const char *help, int level, int *storage)
+{
+	char enum_name[64];
+	mca_base_var_enum_t *e = NULL;
+	int rc;
+
+	snprintf(enum_name, sizeof(enum_name), "btl_gamma_%s", name);
+	rc = mca_base_var_enum_create(enum_name, values, &e);
+	if (OPAL_SUCCESS != rc)
+		return rc;
+	mca_base_component_var_register(&mca_btl_gamma_component.super.btl_version, name, help,
+	                                MCA_BASE_VAR_TYPE_INT, e, 0, 0, level,
+	                                MCA_BASE_VAR_SCOPE_READONLY, storage);
+	OBJ_RELEASE(e);
+	return OPAL_SUCCESS;
+}
+
 int gamma_params_register(void)
 {
 	mca_base_component_t *c = &mca_btl_gamma_component.super.btl_version;
 	struct gamma_params *p = &mca_btl_gamma_component.params;
 	mca_btl_base_module_t *t = &mca_btl_gamma_module_template.super;
-	mca_base_var_enum_t *prio_enum = NULL;
 	int rc;
 
 	p->if_include = NULL;
@@ -49,16 +76,24 @@ int gamma_params_register(void)
 	                &p->if_exclude);
 
 	p->priority = GAMMA_PRIO_HIGH;
-	rc = mca_base_var_enum_create("btl_gamma_priority", gamma_priority_values, &prio_enum);
+	rc = register_enum("priority", gamma_priority_values,
+	                   "Traffic class of this job on the gamma double queue: high (parallel "
+	                   "job, FI_TC_LOW_LATENCY, served first) or low (background job, "
+	                   "FI_TC_BULK_DATA)",
+	                   OPAL_INFO_LVL_1, &p->priority);
 	if (OPAL_SUCCESS != rc)
 		return rc;
-	mca_base_component_var_register(
-	    c, "priority",
-	    "Traffic class of this job on the gamma double queue: high (parallel job, "
-	    "FI_TC_LOW_LATENCY, served first) or low (background job, FI_TC_BULK_DATA)",
-	    MCA_BASE_VAR_TYPE_INT, prio_enum, 0, 0, OPAL_INFO_LVL_1, MCA_BASE_VAR_SCOPE_READONLY,
-	    &p->priority);
-	OBJ_RELEASE(prio_enum);
+	p->idle_block = GAMMA_IDLE_BLOCK_AUTO;
+	rc = register_enum("idle_block", gamma_idle_block_values,
+	                   "Whether a rank that found nothing to do sleeps in the gamma provider "
+	                   "until a frame arrives (at most 10 ms at a time) instead of spinning: "
+	                   "auto (when mpi_yield_when_idle is set and gamma carries all the rank's "
+	                   "traffic: one interface, no other rank on the node), yes (also with "
+	                   "shared-memory peers, whose messages then wait for the next wake-up), "
+	                   "no (always spin)",
+	                   OPAL_INFO_LVL_4, &p->idle_block);
+	if (OPAL_SUCCESS != rc)
+		return rc;
 
 	p->verbose = 0;
 	mca_base_component_var_register(c, "verbose",

@@ -174,7 +174,9 @@ static void progress_leave(mca_btl_gamma_module_t *m)
 	OPAL_THREAD_UNLOCK(&m->progress_lock);
 }
 
-int gamma_fi_progress(mca_btl_gamma_module_t *m)
+/* wait_ms > 0: the first read may sleep that long in the provider for a
+ * completion (btl_gamma_idle.c decides when). */
+static int progress(mca_btl_gamma_module_t *m, int wait_ms)
 {
 	struct fi_cq_tagged_entry ent[GAMMA_CQ_BATCH];
 	fi_addr_t src[GAMMA_CQ_BATCH];
@@ -185,8 +187,14 @@ int gamma_fi_progress(mca_btl_gamma_module_t *m)
 		return 0;
 	if (!m->job_known)
 		gamma_endpoint_learn_job(m);
+	/* Blocking with sends still to hand over would hold them back. */
+	if (!opal_list_is_empty(&m->pending) || m->rx_unposted)
+		wait_ms = 0;
 	for (int round = 0; round < 4; round++) {
-		n = fi_cq_readfrom(m->cq, ent, GAMMA_CQ_BATCH, src);
+		if (round == 0 && wait_ms > 0)
+			n = fi_cq_sreadfrom(m->cq, ent, GAMMA_CQ_BATCH, src, NULL, wait_ms);
+		else
+			n = fi_cq_readfrom(m->cq, ent, GAMMA_CQ_BATCH, src);
 		if (n == -FI_EAVAIL) {
 			handle_error(m);
 			events++;
@@ -206,4 +214,14 @@ int gamma_fi_progress(mca_btl_gamma_module_t *m)
 		events += gamma_send_drain_pending(m);
 	progress_leave(m);
 	return events;
+}
+
+int gamma_fi_progress(mca_btl_gamma_module_t *m)
+{
+	return progress(m, 0);
+}
+
+int gamma_fi_progress_wait(mca_btl_gamma_module_t *m, int wait_ms)
+{
+	return progress(m, wait_ms);
 }

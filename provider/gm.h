@@ -52,6 +52,8 @@ struct gm_params {
 	size_t ux_max, ux_peer_max, ux_unknown_max; /* unexpected-message caps, bytes */
 	int ux_unknown;         /* enum gm_unknown_policy: FI_GAMMA_UX_UNKNOWN */
 	int ux_unknown_hold_ms; /* how long a held message waits for its source */
+	int progress_idle_us;   /* the progress thread takes over after this (gm_domain.c) */
+	int idle_sleep_ms;      /* fi_cq_read polled in vain sleeps up to this; 0: never */
 };
 
 extern struct gm_params gm_params;
@@ -108,7 +110,8 @@ struct gm_domain {
 	size_t auth_key_len;
 	int refs;
 	pthread_t thread;         /* progresses the domain while the application does not */
-	uint64_t app_progress_ms; /* when the application last drove progress */
+	uint64_t app_progress_us; /* when the application last drove progress */
+	uint64_t idle_since_us, idle_last_us; /* gm_domain_idle: fi_cq_read found nothing */
 	bool stop;
 	/*
 	 * Wakeups (gm_domain_signal): a completion may be written by another
@@ -259,6 +262,9 @@ void gm_domain_progress(struct gm_domain *dom);
 int gm_domain_wait_fd(struct gm_domain *dom);
 int gm_domain_wait(struct gm_domain *dom, int timeout_ms);
 void gm_domain_signal(struct gm_domain *dom);
+/* fi_cq_read found nothing: may sleep (FI_GAMMA_IDLE_SLEEP); true if it waited. */
+bool gm_domain_idle(struct gm_domain *dom);
+void gm_domain_busy(struct gm_domain *dom);
 /* fi_trywait for one object of dom: 0 if nothing is pending and dom's waiter is armed. */
 int gm_domain_trywait(struct gm_domain *dom, bool pending);
 /* gm_av.c */

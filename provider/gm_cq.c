@@ -116,6 +116,10 @@ static ssize_t gm_cq_readfrom(struct fid_cq *fcq, void *buf, size_t count, fi_ad
 	pthread_mutex_lock(&cq->dom->lock);
 	gm_domain_progress(cq->dom);
 	ret = cq_take(cq, buf, count, src);
+	if (ret == -FI_EAGAIN && gm_domain_idle(cq->dom))
+		ret = cq_take(cq, buf, count, src);
+	else if (ret != -FI_EAGAIN)
+		gm_domain_busy(cq->dom);
 	pthread_mutex_unlock(&cq->dom->lock);
 	return ret;
 }

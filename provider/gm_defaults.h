@@ -46,4 +46,8 @@
 #define GM_DEFAULT_UX_UNKNOWN_MAX     1048576   /* 1 MiB */
 #define GM_DEFAULT_UX_UNKNOWN_HOLD_MS 10000
 
+/* Progress (gm_domain.c). */
+#define GM_DEFAULT_PROGRESS_IDLE_US 10000
+#define GM_DEFAULT_IDLE_SLEEP_MS    0 /* fi_cq_read never sleeps */
+
 #endif /* GM_DEFAULTS_H */

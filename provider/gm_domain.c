@@ -17,21 +17,41 @@
 #include <unistd.h>
 
 /*
- * The application drives progress (FI_PROGRESS_MANUAL), but an MPI rank may
- * compute for minutes without calling in, while its peers wait for acks and
- * would declare it dead.  A background thread therefore progresses a domain
- * the application has left alone for GM_APP_IDLE_MS; while the application
- * polls, the thread only naps, so it never competes for the lock or the ring.
+ * Who drives progress (README.md, "Progress"):
+ * - The application, in every CQ, counter, poll set and data call
+ *   (FI_PROGRESS_MANUAL); in fi_cq_sread, fi_cntr_wait and on the FD it
+ *   sleeps in the wait object and the next frame wakes it.
+ * - A background thread, once the application has left the domain alone
+ *   for FI_GAMMA_PROGRESS_IDLE microseconds: an MPI rank may compute for
+ *   minutes without calling in, while its peers wait for acks, answers to
+ *   their rendezvous, and would declare it dead.  While the application
+ *   polls, the thread only naps, so it never competes for the lock or the
+ *   ring; while an application thread sleeps in the wait object, the
+ *   thread stays off too (that thread progresses when its poll wakes).
+ * - With FI_GAMMA_IDLE_SLEEP, fi_cq_read itself sleeps when it has been
+ *   polled in vain back to back (gm_domain_idle).
  */
-#define GM_APP_IDLE_MS         10
 #define GM_THREAD_MAX_SLEEP_MS 100
 
-static uint64_t now_ms(void)
+static uint64_t usec_of(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static uint64_t now_us(void)
+{
+	return usec_of(CLOCK_MONOTONIC);
+}
+
+/* When the application last called in: stamped on every progress pass, so
+ * the cheap clock (a kernel tick's resolution, 1-4 ms; fine against the
+ * default idle time of 10 ms): the precise one costs a third of an idle pass. */
+static uint64_t coarse_us(void)
+{
+	return usec_of(CLOCK_MONOTONIC_COARSE);
 }
 
 /* Returns the frames received, sent or timed out. */
@@ -48,18 +68,18 @@ static int domain_progress(struct gm_domain *dom)
 static void *progress_thread(void *arg)
 {
 	struct gm_domain *dom = arg;
+	const uint64_t idle_us = (uint64_t)gm_params.progress_idle_us;
 
 	pthread_mutex_lock(&dom->lock);
 	while (!dom->stop) {
-		uint64_t idle = now_ms() - dom->app_progress_ms;
+		uint64_t idle = coarse_us() - dom->app_progress_us;
 		int t = gm_net_timeout_ms(dom->net);
 
 		/* A blocked waiter progresses when its poll wakes; taking its
 		   frames here would leave it asleep on an empty ring. */
-		if (idle < GM_APP_IDLE_MS || dom->waiters) {
+		if (idle < idle_us || dom->waiters) {
 			pthread_mutex_unlock(&dom->lock);
-			usleep((idle < GM_APP_IDLE_MS ? GM_APP_IDLE_MS - idle : GM_APP_IDLE_MS) *
-			       1000);
+			usleep((useconds_t)(idle < idle_us ? idle_us - idle : idle_us));
 			pthread_mutex_lock(&dom->lock);
 			continue;
 		}
@@ -69,8 +89,7 @@ static void *progress_thread(void *arg)
 		struct pollfd p = {.fd = gm_net_fd(dom->net), .events = POLLIN};
 		poll(&p, 1, t);
 		pthread_mutex_lock(&dom->lock);
-		if (!dom->stop && !dom->waiters &&
-		    now_ms() - dom->app_progress_ms >= GM_APP_IDLE_MS)
+		if (!dom->stop && !dom->waiters && coarse_us() - dom->app_progress_us >= idle_us)
 			domain_progress(dom);
 	}
 	pthread_mutex_unlock(&dom->lock);
@@ -98,7 +117,7 @@ static int gm_domain_close(struct fid *fid)
 
 void gm_domain_progress(struct gm_domain *dom)
 {
-	dom->app_progress_ms = now_ms();
+	dom->app_progress_us = coarse_us();
 	domain_progress(dom);
 }
 
@@ -110,14 +129,6 @@ void gm_domain_progress(struct gm_domain *dom)
  * switches on its path.
  */
 #define GM_SPIN_US 50
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 static void wake_drain(struct gm_domain *dom)
 {
@@ -175,6 +186,41 @@ int gm_domain_wait(struct gm_domain *dom, int timeout_ms)
 	if (!--dom->waiters && !dom->fd_armed && !dom->fd_pending)
 		wake_drain(dom);
 	return ret;
+}
+
+/*
+ * fi_cq_read found nothing (lock held).  With FI_GAMMA_IDLE_SLEEP, a caller
+ * that has polled in vain back to back for GM_IDLE_SPIN_US is waiting in a
+ * loop (Open MPI's mtl/ofi, which cannot block): sleep in the wait object
+ * for up to that many milliseconds, so that on a host with more ranks than
+ * cores the core goes to a rank with work, and the next frame wakes this
+ * one.  A gap of GM_IDLE_GAP_US between calls means the caller did other
+ * work in between: no sleep.  Returns whether it waited (read again).
+ */
+#define GM_IDLE_SPIN_US 20
+#define GM_IDLE_GAP_US  1000
+
+bool gm_domain_idle(struct gm_domain *dom)
+{
+	uint64_t now;
+
+	if (!gm_params.idle_sleep_ms)
+		return false;
+	now = now_us();
+	if (!dom->idle_last_us || now - dom->idle_last_us > GM_IDLE_GAP_US)
+		dom->idle_since_us = now;
+	dom->idle_last_us = now;
+	if (now - dom->idle_since_us < GM_IDLE_SPIN_US)
+		return false;
+	gm_domain_wait(dom, gm_params.idle_sleep_ms);
+	dom->idle_last_us = now_us();
+	return true;
+}
+
+/* Something to return: the caller is no longer idle. */
+void gm_domain_busy(struct gm_domain *dom)
+{
+	dom->idle_last_us = 0;
 }
 
 /*
@@ -295,7 +341,7 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 	}
 	pthread_mutex_init(&dom->lock, NULL);
 	gm_list_init(&dom->eps);
-	dom->app_progress_ms = now_ms();
+	dom->app_progress_us = coarse_us();
 	ret = pthread_create(&dom->thread, NULL, progress_thread, dom);
 	if (ret) {
 		gm_net_close(dom->net);

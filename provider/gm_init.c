@@ -35,6 +35,8 @@ struct gm_params gm_params = {
     .rx_ring_kb = GM_DEFAULT_RX_RING_KB,
     .rndv_threshold = GM_DEFAULT_RNDV_THRESHOLD,
     .rawd = GM_RAWD_DEFAULT,
+    .progress_idle_us = GM_DEFAULT_PROGRESS_IDLE_US,
+    .idle_sleep_ms = GM_DEFAULT_IDLE_SLEEP_MS,
 };
 
 static void fi_log_hook(void *ctx, enum gm_log_level level, const char *func, int line,
@@ -161,6 +163,17 @@ static void gm_params_define(void)
 	    "frames carry a CRC-32C and the 4-byte key: that catches corruption and "
 	    "keeps jobs apart, but any station on the segment can forge or replay "
 	    "frames (default: 0)");
+	fi_param_define(&gm_prov, "progress_idle", FI_PARAM_INT,
+	                "Microseconds the application must leave a domain alone (no CQ, counter "
+	                "or data call) before the provider's progress thread acknowledges, "
+	                "drains the ring and answers rendezvous for it; resolution: the kernel "
+	                "tick, 1-4 ms (default: " GM_STR(GM_DEFAULT_PROGRESS_IDLE_US) ")");
+	fi_param_define(&gm_prov, "idle_sleep", FI_PARAM_INT,
+	                "Milliseconds fi_cq_read may sleep in the CQ's wait object once it has "
+	                "been polled in vain back to back for 20 us, so that ranks outnumbering "
+	                "cores give the core away (Open MPI mtl/ofi cannot block); the next "
+	                "frame ends the sleep. 0: fi_cq_read never sleeps (default: " GM_STR(
+	                    GM_DEFAULT_IDLE_SLEEP_MS) ")");
 	fi_param_define(&gm_prov, "stats", FI_PARAM_BOOL,
 	                "Print frame, retransmission and drop counters when a domain closes "
 	                "(default: 0)");
@@ -211,6 +224,10 @@ static void gm_params_read(void)
 		gm_params.require_auth = v;
 	if (!fi_param_get_bool(&gm_prov, "stats", &v))
 		gm_params.stats = v;
+	if (!fi_param_get_int(&gm_prov, "progress_idle", &v) && v > 0)
+		gm_params.progress_idle_us = v;
+	if (!fi_param_get_int(&gm_prov, "idle_sleep", &v) && v >= 0)
+		gm_params.idle_sleep_ms = v;
 	s = NULL;
 	if (!fi_param_get_str(&gm_prov, "rawd", &s) && s)
 		gm_params.rawd = strcmp(s, "none") ? s : "";
