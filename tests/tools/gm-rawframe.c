@@ -119,7 +119,10 @@ static uint32_t get32(const uint8_t *p)
 
 static int open_bound(const char *ifname, uint16_t proto, int *ifindex)
 {
-	int fd = socket(AF_PACKET, SOCK_RAW, htons(proto));
+	/* Protocol 0 until bind: a socket opened with its protocol hears every
+	   interface of the namespace until bind narrows it, and in the flat
+	   cluster layout other tests' frames would land in its queue. */
+	int fd = socket(AF_PACKET, SOCK_RAW, 0);
 	if (fd < 0)
 		die("socket(AF_PACKET) (needs root or CAP_NET_RAW)");
 	*ifindex = (int)if_nametoindex(ifname);
