@@ -54,7 +54,7 @@ trap 'exit 1' INT TERM HUP
 cat >"$WORK/seqrecv.py" <<'EOF'
 import signal, socket, struct, sys, time
 ifname, et, n, timeout_ms = sys.argv[1], int(sys.argv[2], 0), int(sys.argv[3]), int(sys.argv[4])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(et))
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)  # protocol 0 until bound: hears no other interface
 s.setsockopt(socket.SOL_SOCKET, 33, 32 << 20)  # SO_RCVBUFFORCE
 s.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS: kernel receive time
 s.bind((ifname, et))
