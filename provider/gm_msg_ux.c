@@ -152,10 +152,13 @@ bool gm_ux_place(struct gm_ux *ux, uint64_t off, const uint8_t *data, size_t dle
 {
 	uint32_t crc = ux->mcrc;
 
-	if (gm_frame_payload_crc(ux->conn->msg, data, dlen, ux->mcrc, &crc))
-		memcpy(ux->buf + off, data, dlen);
-	else if (dlen)
+	/* An RTS or an empty message has no buffer: ux->buf is NULL. */
+	if (gm_frame_payload_crc(ux->conn->msg, data, dlen, ux->mcrc, &crc)) {
+		if (dlen)
+			memcpy(ux->buf + off, data, dlen);
+	} else if (dlen) {
 		crc = gm_crc32c_copy(ux->mcrc, ux->buf + off, data, dlen);
+	}
 
 	if (crc != want) {
 		ux->err = FI_EIO;
