@@ -260,6 +260,9 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 void gm_domain_progress(struct gm_domain *dom);
 /* What FI_GETWAIT returns; -FI_ENOMEM if it cannot be made ready. */
 int gm_domain_wait_fd(struct gm_domain *dom);
+/* FI_GETWAIT / FI_GETWAITOBJ of a CQ or counter with that wait object. */
+int gm_domain_wait_control(struct gm_domain *dom, enum fi_wait_obj wait_obj, int command,
+                           void *arg);
 int gm_domain_wait(struct gm_domain *dom, int timeout_ms);
 void gm_domain_signal(struct gm_domain *dom);
 /* fi_cq_read found nothing: may sleep (FI_GAMMA_IDLE_SLEEP); true if it waited. */

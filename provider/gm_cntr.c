@@ -157,24 +157,7 @@ static int gm_cntr_control(struct fid *fid, int command, void *arg)
 {
 	struct gm_cntr *c = gm_container_of(fid, struct gm_cntr, fid.fid);
 
-	switch (command) {
-	case FI_GETWAIT:
-		if (c->wait_obj != FI_WAIT_FD)
-			return -FI_ENODATA;
-		{
-			int fd = gm_domain_wait_fd(c->dom);
-
-			if (fd < 0)
-				return fd;
-			*(int *)arg = fd;
-			return 0;
-		}
-	case FI_GETWAITOBJ:
-		*(enum fi_wait_obj *)arg = c->wait_obj;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return gm_domain_wait_control(c->dom, c->wait_obj, command, arg);
 }
 
 static struct fi_ops gm_cntr_fi_ops = {

@@ -270,24 +270,7 @@ static int gm_cq_control(struct fid *fid, int command, void *arg)
 {
 	struct gm_cq *cq = gm_container_of(fid, struct gm_cq, fid.fid);
 
-	switch (command) {
-	case FI_GETWAIT:
-		if (cq->wait_obj != FI_WAIT_FD)
-			return -FI_ENODATA;
-		{
-			int fd = gm_domain_wait_fd(cq->dom);
-
-			if (fd < 0)
-				return fd;
-			*(int *)arg = fd;
-			return 0;
-		}
-	case FI_GETWAITOBJ:
-		*(enum fi_wait_obj *)arg = cq->wait_obj;
-		return 0;
-	default:
-		return -FI_ENOSYS;
-	}
+	return gm_domain_wait_control(cq->dom, cq->wait_obj, command, arg);
 }
 
 static struct fi_ops gm_cq_fi_ops = {

@@ -263,6 +263,28 @@ int gm_domain_wait_fd(struct gm_domain *dom)
 	return rc ? rc : dom->wait_fd;
 }
 
+/* fi_control of an object that waits in the domain's wait object (CQ, counter). */
+int gm_domain_wait_control(struct gm_domain *dom, enum fi_wait_obj wait_obj, int command, void *arg)
+{
+	int fd;
+
+	switch (command) {
+	case FI_GETWAIT:
+		if (wait_obj != FI_WAIT_FD)
+			return -FI_ENODATA;
+		fd = gm_domain_wait_fd(dom);
+		if (fd < 0)
+			return fd;
+		*(int *)arg = fd;
+		return 0;
+	case FI_GETWAITOBJ:
+		*(enum fi_wait_obj *)arg = wait_obj;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
 static struct fi_ops gm_domain_fi_ops = {
     .size = sizeof(struct fi_ops),
     .close = gm_domain_close,
