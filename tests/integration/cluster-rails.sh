@@ -26,12 +26,12 @@ rx()
 	"$RAWFRAME" recv "$@" >"$out" 2>&1 &
 	RX_PID=$!
 	BGPIDS="$BGPIDS $RX_PID"
-	for i in $(seq 200); do
+	for i in $(seq 1200); do
 		grep -q 'gm-rawframe: ready' "$out" && return 0
 		kill -0 $RX_PID 2>/dev/null || fail "receiver died: $(cat "$out")"
 		sleep 0.05
 	done
-	fail "receiver not ready after 10 s: $(cat "$out")"
+	fail "receiver not ready after 60 s: $(cat "$out")"
 }
 
 # --- flat layout, two rails, shaped, double queue --------------------------------
