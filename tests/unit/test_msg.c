@@ -1,7 +1,8 @@
 /*
  * The message protocol (gm_msg.h) of two endpoints over two reliability
  * engines (gm_rel.c) joined by a deterministic in-memory link that drops,
- * duplicates and delays frames, with a simulated clock.  The libfabric
+ * duplicates and delays frames, with a simulated clock (test_rel's link,
+ * mock_link.h).  The libfabric
  * objects around the protocol are its upcalls (struct gm_msg_upcalls),
  * implemented here: a CQ that records, an AV of one address; everything
  * between the send call and the receive completion is the provider's own
@@ -23,43 +24,32 @@
 #include "gm_defaults.h"
 #include "gm_msg.h"
 #include "gm_rel.h"
+#include "mock_link.h"
 
-#define MTU       1500
-#define MAXQ      60000
-#define NPOST     8  /* receive buffers per node, as the BTL posts a ring */
-#define NSEND     32 /* sends in flight per node: more than the peer posted */
+#define MTU       MOCK_MTU
+#define MAXQ      60000 /* frames on the wire at once */
+#define NPOST     8     /* receive buffers per node, as the BTL posts a ring */
+#define NSEND     32    /* sends in flight per node: more than the peer posted */
 #define BUFSZ     (24 * 1024)
 #define RNDV      (8 * 1024) /* FI_GAMMA_RNDV_THRESHOLD for the tests */
 #define WINDOW    64
 #define MULTI_LEN (4 * BUFSZ)
 #define CQ_CAP    4096
 
-/* ---- the simulated link ---- */
-
-struct sim_frame {
-	uint64_t when;
-	int dst;
-	size_t len;
-	uint8_t data[MTU + GM_ETH_HLEN];
-};
+/* ---- the link (mock_link.h), and what it does to frames ---- */
 
 struct fault {
-	unsigned drop, dup, delay; /* per mille of frames */
-	unsigned max_delay_us;
-	/* Hold back every RDATA frame whose offset is this (with delay). */
-	bool hold_rdata;
-	uint64_t hold_offset;
+	struct mock_fault link;
 	/* Change a payload byte of the tamper_nth frame of tamper_type and seal
 	 * it again: a bug below the message layer that the frame check cannot see. */
 	uint8_t tamper_type;
-	unsigned tamper_nth, tamper_seen;
+	unsigned tamper_nth;
 };
 
 struct tsim {
-	uint64_t now, rng;
+	struct mock_link l;
 	struct fault fault;
-	struct sim_frame *q[MAXQ];
-	unsigned nq;
+	unsigned tamper_seen;
 	struct tnode *nodes[2];
 };
 
@@ -106,75 +96,20 @@ struct tnode {
 
 static const uint16_t PORT[2] = {100, 200};
 
-static uint64_t rnd(struct tsim *s)
+static enum mock_verdict tamper_tap(struct mock_link *l, int from, int to, const uint8_t *f,
+                                    size_t len)
 {
-	s->rng ^= s->rng << 13;
-	s->rng ^= s->rng >> 7;
-	s->rng ^= s->rng << 17;
-	return s->rng;
-}
+	struct tsim *s = l->tap_ctx;
+	uint8_t c[MOCK_FRAME_MAX];
 
-static bool chance(struct tsim *s, unsigned per_mille)
-{
-	return per_mille && rnd(s) % 1000 < per_mille;
-}
-
-static void enqueue(struct tsim *s, int dst, const void *data, size_t len, uint64_t delay)
-{
-	struct sim_frame *f;
-
-	cr_assert_lt(s->nq, MAXQ, "simulated link overflow");
-	f = malloc(sizeof(*f));
-	cr_assert_not_null(f);
-	f->when = s->now + delay;
-	f->dst = dst;
-	f->len = len;
-	memcpy(f->data, data, len);
-	s->q[s->nq++] = f;
-}
-
-static bool is_held(const struct tsim *s, const uint8_t *f, size_t len)
-{
-	const uint8_t *gm = f + GM_ETH_HLEN;
-	struct gm_frag_hdr fh;
-
-	if (!s->fault.hold_rdata || len < GM_ETH_HLEN + sizeof(struct gm_hdr) + sizeof(fh) ||
-	    gm[1] != GM_FT_RDATA)
-		return false;
-	gm_frag_hdr_decode(gm + sizeof(struct gm_hdr), &fh);
-	return fh.offset == s->fault.hold_offset;
-}
-
-static int sim_send(void *ctx, enum gm_class cls, const struct iovec *frames, unsigned n)
-{
-	struct tnode *nd = ctx;
-	struct tsim *s = nd->sim;
-
-	for (unsigned i = 0; i < n; i++) {
-		const uint8_t *f = frames[i].iov_base;
-		int dst = !nd->id;
-		uint64_t delay = 5;
-
-		cr_assert_leq(frames[i].iov_len, MTU + GM_ETH_HLEN);
-		if (chance(s, s->fault.drop))
-			continue;
-		if (s->fault.tamper_type && f[GM_ETH_HLEN + 1] == s->fault.tamper_type &&
-		    ++s->fault.tamper_seen == s->fault.tamper_nth) {
-			uint8_t c[MTU + GM_ETH_HLEN];
-			size_t len = frames[i].iov_len;
-			memcpy(c, f, len);
-			c[len - 1] ^= 0x40;
-			gm_frame_seal(c + GM_ETH_HLEN, len - GM_ETH_HLEN);
-			enqueue(s, dst, c, len, delay);
-			continue;
-		}
-		if (is_held(s, f, frames[i].iov_len) || chance(s, s->fault.delay))
-			delay += rnd(s) % (s->fault.max_delay_us ? s->fault.max_delay_us : 300);
-		enqueue(s, dst, f, frames[i].iov_len, delay);
-		if (chance(s, s->fault.dup))
-			enqueue(s, dst, f, frames[i].iov_len, delay + rnd(s) % 200);
-	}
-	return (int)n;
+	if (!s->fault.tamper_type || f[GM_ETH_HLEN + 1] != s->fault.tamper_type ||
+	    ++s->tamper_seen != s->fault.tamper_nth)
+		return MOCK_PASS;
+	memcpy(c, f, len);
+	c[len - 1] ^= 0x40;
+	gm_frame_seal(c + GM_ETH_HLEN, len - GM_ETH_HLEN);
+	mock_enqueue(l, to, c, len, MOCK_HOP_US);
+	return MOCK_TAKEN;
 }
 
 /* ---- the upcalls: what the libfabric objects would do ---- */
@@ -235,7 +170,7 @@ static uint64_t up_av_gen(void *ctx)
 
 static uint64_t up_now_ms(void *ctx)
 {
-	return ((struct tnode *)ctx)->sim->now / 1000;
+	return ((struct tnode *)ctx)->sim->l.now / 1000;
 }
 
 static const struct gm_msg_upcalls test_upcalls = {
@@ -394,7 +329,6 @@ static void node_init(struct tsim *s, struct tnode *nd, int id, uint32_t nmsg, u
 	    .peer_timeout_ms = 5000,
 	    .max_frame = MTU,
 	};
-	struct gm_rel_link link = {.send = sim_send, .ctx = nd};
 	struct gm_msg *m = &nd->msg;
 
 	memset(nd, 0, sizeof(*nd));
@@ -404,7 +338,10 @@ static void node_init(struct tsim *s, struct tnode *nd, int id, uint32_t nmsg, u
 	nd->seen = calloc(nrecv + 1, 1);
 	memcpy(nd->mac, cfg.mac, 6);
 	s->nodes[id] = nd;
-	cr_assert_eq(gm_rel_create(&cfg, &link, &nd->rel), 0);
+	s->l.maxq = MAXQ;
+	s->l.tap = tamper_tap;
+	s->l.tap_ctx = s;
+	cr_assert_eq(mock_rel_create(&s->l, id, &cfg, &nd->rel), 0);
 	gm_msg_init(m, &g_cfg, &test_upcalls, nd);
 	/* A 4-byte key, so frames carry CRCs: the tamper tests reseal frames
 	 * they changed, a bug below this layer that no frame check sees. */
@@ -476,18 +413,7 @@ static void node_send(struct tnode *nd)
 
 static void sim_step(struct tsim *s)
 {
-	uint64_t next = UINT64_MAX;
-
-	for (unsigned i = 0; i < s->nq;) {
-		struct sim_frame *f = s->q[i];
-		if (f->when <= s->now) {
-			s->q[i] = s->q[--s->nq];
-			gm_rel_input(s->nodes[f->dst]->rel, f->data, f->len, s->now);
-			free(f);
-			continue;
-		}
-		i++;
-	}
+	mock_deliver(&s->l);
 	for (int n = 0; n < 2; n++) {
 		struct tnode *nd = s->nodes[n];
 		while (nd->cq_count) {
@@ -501,17 +427,9 @@ static void sim_step(struct tsim *s)
 				post_recv(&nd->rbuf[i]);
 		node_send(nd);
 		gm_msg_progress(&nd->msg);
-		gm_rel_flush(nd->rel, s->now);
+		gm_rel_flush(nd->rel, s->l.now);
 	}
-	for (unsigned i = 0; i < s->nq; i++)
-		if (s->q[i]->when < next)
-			next = s->q[i]->when;
-	for (int n = 0; n < 2; n++) {
-		uint64_t d = gm_rel_next_deadline(s->nodes[n]->rel);
-		if (d < next)
-			next = d;
-	}
-	s->now = next == UINT64_MAX || next <= s->now ? s->now + 1 : next;
+	mock_advance(&s->l);
 }
 
 static bool done(const struct tsim *s)
@@ -533,7 +451,8 @@ static void run_expect(uint64_t seed, const struct fault *fault, uint32_t nmsg,
 	struct tnode a, b;
 	uint64_t steps = 0;
 
-	s->rng = seed * 0x9E3779B97F4A7C15ull + 1;
+	s->l.rng = seed * 0x9E3779B97F4A7C15ull + 1;
+	s->l.fault = fault->link;
 	s->fault = *fault;
 	g_len_of = len_of;
 	node_init(s, &a, 0, nmsg, nmsg);
@@ -559,8 +478,7 @@ static void run_expect(uint64_t seed, const struct fault *fault, uint32_t nmsg,
 	g_bad_msgs = 0;
 	node_fini(&a);
 	node_fini(&b);
-	for (unsigned i = 0; i < s->nq; i++)
-		free(s->q[i]);
+	mock_free(&s->l);
 	free(s);
 }
 
@@ -585,7 +503,8 @@ static size_t len_mixed(uint32_t idx)
 }
 
 static const struct fault clean = {0};
-static const struct fault lossy = {.drop = 20, .dup = 20, .delay = 50, .max_delay_us = 3000};
+static const struct fault lossy = {
+    .link = {.drop = 20, .dup = 20, .reorder = 50, .reorder_us = 3000, .dup_us = 200}};
 
 Test(msg, clean_one_way)
 {
@@ -665,7 +584,7 @@ Test(msg, pools_refuse_with_eagain)
 
 	g_cfg.tx_max = 4;
 	g_cfg.rx_max = 3;
-	s->rng = 7;
+	s->l.rng = 7;
 	g_len_of = len_btl;
 	node_init(s, &a, 0, 60, 0);
 	node_init(s, &b, 1, 0, 60);
@@ -681,8 +600,7 @@ Test(msg, pools_refuse_with_eagain)
 	cr_assert_gt(a.tx_refused, 1, "the pool never filled again");
 	node_fini(&a);
 	node_fini(&b);
-	for (unsigned i = 0; i < s->nq; i++)
-		free(s->q[i]);
+	mock_free(&s->l);
 	free(s);
 }
 
@@ -795,7 +713,7 @@ Test(msg, dropped_frames_are_counted)
 	char *line = NULL;
 	size_t linelen = 0;
 
-	s->rng = 3;
+	s->l.rng = 3;
 	g_len_of = len_btl;
 	g_av_port0 = 300; /* node 0 knows the raw station as fi_addr 0: it pulls from it */
 	node_init(s, &a, 0, 0, 0);
@@ -860,7 +778,6 @@ Test(msg, dropped_frames_are_counted)
 	gm_rel_port_close(r.port);
 	node_fini(&a);
 	node_fini(&b);
-	for (unsigned i = 0; i < s->nq; i++)
-		free(s->q[i]);
+	mock_free(&s->l);
 	free(s);
 }

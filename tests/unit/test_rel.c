@@ -1,6 +1,7 @@
 /*
  * Reliability engine over a deterministic in-memory link that drops,
- * duplicates, reorders and corrupts frames, with a simulated clock.
+ * duplicates, reorders and corrupts frames, with a simulated clock (the
+ * unit tests' one link, mock_link.h).
  * Every message carries its index and a payload derived from it; the
  * receiver checks order, exactly-once and every byte.
  */
@@ -14,11 +15,11 @@
 
 #include "gm_mac.h"
 #include "gm_rel.h"
+#include "mock_link.h"
 
 #define HL     sizeof(struct gm_hdr)
 #define WINDOW 32
-#define MTU    1500
-#define MAXQ   20000
+#define MTU    MOCK_MTU
 
 /* Criterion runs each test in its own process: a test may change these. */
 static unsigned g_window = WINDOW;
@@ -26,35 +27,20 @@ static size_t g_ooo_max, g_peer_max;
 /* Messages go through gm_peer_send_crc, their mcrc chained from mcrc_seed. */
 static bool g_send_crc;
 
-struct sim_frame {
-	uint64_t when;
-	int dst;
-	size_t len;
-	uint8_t data[MTU + 14];
-};
-
-struct fault {
-	unsigned drop, dup, reorder, corrupt; /* per mille */
-	bool dead;
+/*
+ * The link (mock_link.h) and, for some tests, what node 0's frames meet
+ * first and copies of node 1's first frames (rel_tap).
+ */
+struct sim {
+	struct mock_link l;
 	unsigned drop_nth;   /* drop the nth frame node 0 sends (1-based), 0: none */
 	unsigned drop_first; /* drop the first n frames node 0 sends */
-};
-
-struct node;
-
-struct sim {
-	uint64_t now, rng;
-	struct fault fault;
-	struct sim_frame *q[MAXQ];
-	unsigned nq;
-	struct node *nodes[2];
-	unsigned max_in_flight_seen;
-	unsigned sent0; /* frames node 0 handed to the link */
-	bool refuse;    /* the link takes nothing (its send buffer is full) */
+	unsigned sent0;      /* frames node 0 handed to the link */
 	/* Copies of the first frames node 1 sends, for replays. */
-	uint8_t rec[8][MTU + 14];
+	uint8_t rec[8][MOCK_FRAME_MAX];
 	size_t rec_len[8];
 	unsigned nrec;
+	struct node *nodes[2];
 };
 
 struct node {
@@ -78,68 +64,18 @@ struct node {
 	int failed_err;
 };
 
-static uint64_t rnd(struct sim *s)
+static enum mock_verdict rel_tap(struct mock_link *l, int from, int to, const uint8_t *f,
+                                 size_t len)
 {
-	s->rng ^= s->rng << 13;
-	s->rng ^= s->rng >> 7;
-	s->rng ^= s->rng << 17;
-	return s->rng;
-}
+	struct sim *s = l->tap_ctx;
 
-static bool chance(struct sim *s, unsigned per_mille)
-{
-	return per_mille && rnd(s) % 1000 < per_mille;
-}
-
-static void enqueue(struct sim *s, int dst, const void *data, size_t len, uint64_t delay)
-{
-	struct sim_frame *f;
-
-	cr_assert_lt(s->nq, MAXQ, "simulated link overflow");
-	f = malloc(sizeof(*f));
-	cr_assert_not_null(f);
-	f->when = s->now + delay;
-	f->dst = dst;
-	f->len = len;
-	memcpy(f->data, data, len);
-	s->q[s->nq++] = f;
-}
-
-static int sim_send(void *ctx, enum gm_class cls, const struct iovec *frames, unsigned n)
-{
-	struct node *nd = ctx;
-	struct sim *s = nd->sim;
-	/* Refuse part of a batch now and then: exercises the requeue path. */
-	unsigned take = n > 1 && chance(s, 20) ? n / 2 : n;
-
-	if (s->refuse)
-		return 0;
-	for (unsigned i = 0; i < take; i++) {
-		const uint8_t *f = frames[i].iov_base;
-		int dst = !memcmp(f, s->nodes[0]->mac, 6) ? 0 : 1;
-		uint64_t delay = 5;
-
-		cr_assert_leq(frames[i].iov_len, MTU + 14);
-		if (nd->id == 1 && s->nrec < 8) {
-			memcpy(s->rec[s->nrec], f, frames[i].iov_len);
-			s->rec_len[s->nrec++] = frames[i].iov_len;
-		}
-		if (nd->id == 0 && ++s->sent0 &&
-		    (s->sent0 == s->fault.drop_nth || s->sent0 <= s->fault.drop_first))
-			continue;
-		if (s->fault.dead || chance(s, s->fault.drop))
-			continue;
-		if (chance(s, s->fault.reorder))
-			delay += rnd(s) % 300;
-		enqueue(s, dst, f, frames[i].iov_len, delay);
-		if (chance(s, s->fault.corrupt)) {
-			struct sim_frame *c = s->q[s->nq - 1];
-			c->data[rnd(s) % c->len] ^= (uint8_t)(1 + rnd(s) % 255);
-		}
-		if (chance(s, s->fault.dup))
-			enqueue(s, dst, f, frames[i].iov_len, delay + rnd(s) % 100);
+	if (from == 1 && s->nrec < 8) {
+		memcpy(s->rec[s->nrec], f, len);
+		s->rec_len[s->nrec++] = len;
 	}
-	return (int)take;
+	if (from == 0 && ++s->sent0 && (s->sent0 == s->drop_nth || s->sent0 <= s->drop_first))
+		return MOCK_DROP;
+	return MOCK_PASS;
 }
 
 static uint8_t pattern(uint32_t idx, size_t j)
@@ -216,7 +152,7 @@ static void on_peer_failed(void *ctx, struct gm_peer *peer, int err)
 
 	nd->peer_failed_calls++;
 	nd->peer_failed_err = err;
-	nd->failed_at = nd->sim->now;
+	nd->failed_at = nd->sim->l.now;
 }
 
 static bool on_awaited(void *ctx, struct gm_peer *peer)
@@ -264,13 +200,16 @@ static void node_init(struct sim *s, struct node *nd, int id, uint32_t session, 
 	    .ooo_max = g_ooo_max,
 	    .peer_max = g_peer_max,
 	};
-	struct gm_rel_link link = {.send = sim_send, .ctx = nd};
 
 	memset(nd, 0, sizeof(*nd));
 	nd->sim = s;
 	nd->id = id;
 	memcpy(nd->mac, cfg.mac, 6);
-	cr_assert_eq(gm_rel_create(&cfg, &link, &nd->rel), 0);
+	/* Refuse part of a batch now and then: exercises the requeue path. */
+	s->l.fault.split = 20;
+	s->l.tap = rel_tap;
+	s->l.tap_ctx = s;
+	cr_assert_eq(mock_rel_create(&s->l, id, &cfg, &nd->rel), 0);
 	nd->acked = calloc(nmsg + 1, 1);
 	nd->failed = calloc(nmsg + 1, 1);
 	s->nodes[id] = nd;
@@ -332,26 +271,14 @@ static bool try_send(struct node *nd, struct gm_peer *pr)
 /* Deliver due frames, flush both engines, advance the clock 10 us. */
 static void step(struct sim *s)
 {
-	for (unsigned i = 0; i < s->nq;) {
-		struct sim_frame *f = s->q[i];
-
-		if (f->when > s->now) {
-			i++;
-			continue;
-		}
-		s->q[i] = s->q[--s->nq];
-		gm_rel_input(s->nodes[f->dst]->rel, f->data, f->len, s->now);
-		free(f);
-	}
-	for (int n = 0; n < 2; n++)
-		gm_rel_flush(s->nodes[n]->rel, s->now);
-	s->now += 10;
+	mock_deliver(&s->l);
+	mock_flush(&s->l);
+	s->l.now += 10;
 }
 
 static void sim_free(struct sim *s)
 {
-	for (unsigned i = 0; i < s->nq; i++)
-		free(s->q[i]);
+	mock_free(&s->l);
 	for (int n = 0; n < 2; n++) {
 		gm_rel_destroy(s->nodes[n]->rel);
 		free(s->nodes[n]->acked);
@@ -369,9 +296,10 @@ static unsigned count(const uint8_t *v, size_t n)
 }
 
 /* Stream nmsg messages a->b (and b->a if both), until all are acked. */
-static void run_stream(struct fault f, uint32_t sess_a, uint32_t sess_b, uint32_t nmsg, bool both)
+static void run_stream(struct mock_fault f, uint32_t sess_a, uint32_t sess_b, uint32_t nmsg,
+                       bool both)
 {
-	struct sim s = {.rng = 0x9E3779B97F4A7C15ull, .fault = f};
+	struct sim s = {.l = {.rng = 0x9E3779B97F4A7C15ull, .fault = f}};
 	struct node a, b;
 	struct gm_peer *pa, *pb;
 	uint64_t steps = 0;
@@ -416,12 +344,12 @@ static void run_stream(struct fault f, uint32_t sess_a, uint32_t sess_b, uint32_
 
 Test(rel, clean_stream_in_order_exactly_once)
 {
-	run_stream((struct fault){0}, 12345, 67890, 3000, false);
+	run_stream((struct mock_fault){0}, 12345, 67890, 3000, false);
 }
 
 Test(rel, clean_stream_sends_few_explicit_acks)
 {
-	struct sim s = {.rng = 1};
+	struct sim s = {.l = {.rng = 1}};
 	struct node a, b;
 	struct gm_peer *pa, *pb;
 
@@ -447,14 +375,14 @@ Test(rel, clean_stream_sends_few_explicit_acks)
 
 Test(rel, lossy_link_delivers_everything)
 {
-	run_stream((struct fault){.drop = 100, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8,
+	run_stream((struct mock_fault){.drop = 100, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8,
 	           5000, false);
 }
 
 Test(rel, lossy_link_both_directions)
 {
-	run_stream((struct fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 10}, 0xABCDEF01,
-	           0x10FEDCBA, 3000, true);
+	run_stream((struct mock_fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 10},
+	           0xABCDEF01, 0x10FEDCBA, 3000, true);
 }
 
 Test(rel, sequence_wraparound)
@@ -462,13 +390,13 @@ Test(rel, sequence_wraparound)
 	/* Streams start at their session: both cross 2^32 early on.  A window
 	 * that does not divide 2^32 checks the slot arithmetic at the wrap. */
 	g_window = 100;
-	run_stream((struct fault){.drop = 50, .dup = 30, .reorder = 200, .corrupt = 10},
+	run_stream((struct mock_fault){.drop = 50, .dup = 30, .reorder = 200, .corrupt = 10},
 	           0xFFFFFF00u, 0xFFFFFFF0u, 3000, true);
 }
 
 Test(rel, one_lost_frame_is_fast_retransmitted_from_the_sack)
 {
-	struct sim s = {.rng = 5, .fault = {.drop_nth = 5}};
+	struct sim s = {.l = {.rng = 5}, .drop_nth = 5};
 	struct node a, b;
 	struct gm_peer *pa;
 	struct gm_net_stats *sa, *sb;
@@ -494,7 +422,7 @@ Test(rel, one_lost_frame_is_fast_retransmitted_from_the_sack)
 
 Test(rel, dead_link_fails_peer_and_every_outstanding_frame)
 {
-	struct sim s = {.rng = 42};
+	struct sim s = {.l = {.rng = 42}};
 	struct node a, b;
 	struct gm_peer *pa;
 	unsigned acked, failed;
@@ -506,15 +434,15 @@ Test(rel, dead_link_fails_peer_and_every_outstanding_frame)
 		try_send(&a, pa);
 		step(&s);
 	}
-	s.fault.dead = true;
+	s.l.fault.dead = true;
 	while (try_send(&a, pa))
 		;
 	cr_assert_gt(gm_rel_peer_in_flight(pa), 0);
 	/* peer_timeout 200 ms: nothing before, everything by 2x that. */
-	for (uint64_t t0 = s.now; s.now < t0 + 150000;)
+	for (uint64_t t0 = s.l.now; s.l.now < t0 + 150000;)
 		step(&s);
 	cr_assert_eq(a.peer_failed_calls, 0);
-	for (uint64_t t0 = s.now; s.now < t0 + 300000;)
+	for (uint64_t t0 = s.l.now; s.l.now < t0 + 300000;)
 		step(&s);
 	cr_assert_eq(a.peer_failed_calls, 1);
 	cr_assert_eq(a.peer_failed_err, -FI_EIO);
@@ -539,7 +467,7 @@ Test(rel, dead_link_fails_peer_and_every_outstanding_frame)
  */
 Test(rel, port_drain_sends_the_delayed_ack_before_close)
 {
-	struct sim s = {.rng = 7};
+	struct sim s = {.l = {.rng = 7}};
 	struct node a, b;
 	struct gm_peer *pa;
 
@@ -552,7 +480,7 @@ Test(rel, port_drain_sends_the_delayed_ack_before_close)
 	for (int i = 0; i < 3; i++) /* 30 us: well inside the ack delay */
 		step(&s);
 	cr_assert_eq(gm_rel_peer_in_flight(pa), 1, "the ack was not delayed: nothing to test");
-	gm_rel_port_drain(b.port, s.now);
+	gm_rel_port_drain(b.port, s.l.now);
 	gm_rel_port_close(b.port);
 	for (int i = 0; i < 3; i++)
 		step(&s);
@@ -564,7 +492,7 @@ Test(rel, port_drain_sends_the_delayed_ack_before_close)
 /* Run the simulation for us microseconds, or until node nd's peer failed. */
 static void run_for(struct sim *s, struct node *nd, uint64_t us)
 {
-	for (uint64_t t0 = s->now; s->now < t0 + us && !nd->peer_failed_calls;)
+	for (uint64_t t0 = s->l.now; s->l.now < t0 + us && !nd->peer_failed_calls;)
 		step(s);
 }
 
@@ -584,7 +512,7 @@ static void settle(struct sim *s, struct node *a, struct node *b, struct gm_peer
 
 Test(rel, awaited_peer_that_dies_idle_fails_within_peer_timeout)
 {
-	struct sim s = {.rng = 77};
+	struct sim s = {.l = {.rng = 77}};
 	struct node a, b;
 	struct gm_peer *pa, *pb;
 
@@ -594,14 +522,14 @@ Test(rel, awaited_peer_that_dies_idle_fails_within_peer_timeout)
 	pb = peer_to(&b, &a);
 	settle(&s, &a, &b, pa, pb);
 	/* Unawaited, a silent peer with nothing in flight is nobody's business. */
-	s.fault.dead = true;
+	s.l.fault.dead = true;
 	run_for(&s, &a, 1000000);
 	cr_assert_eq(a.peer_failed_calls, 0);
 	cr_assert_eq(gm_rel_stats(a.rel)->probes, 0);
 	/* Now an operation waits on it: failed by 200 ms after the wait began. */
 	a.awaited = true;
 	gm_peer_await(pa);
-	uint64_t waited = s.now;
+	uint64_t waited = s.l.now;
 	run_for(&s, &a, 2000000);
 	cr_assert_eq(a.peer_failed_calls, 1);
 	cr_assert_eq(a.peer_failed_err, -FI_EIO);
@@ -618,7 +546,7 @@ Test(rel, awaited_peer_that_dies_idle_fails_within_peer_timeout)
 
 Test(rel, awaited_peer_dying_mid_wait_fails_within_peer_timeout_of_its_last_frame)
 {
-	struct sim s = {.rng = 78};
+	struct sim s = {.l = {.rng = 78}};
 	struct node a, b;
 	struct gm_peer *pa, *pb;
 
@@ -633,8 +561,8 @@ Test(rel, awaited_peer_dying_mid_wait_fails_within_peer_timeout_of_its_last_fram
 	cr_assert_eq(a.peer_failed_calls, 0);
 	cr_assert_gt(gm_rel_stats(a.rel)->probes, 0);
 	/* Its last frame is the ack of the last probe, at most this long ago. */
-	s.fault.dead = true;
-	uint64_t died = s.now;
+	s.l.fault.dead = true;
+	uint64_t died = s.l.now;
 	run_for(&s, &a, 2000000);
 	cr_assert_eq(a.peer_failed_calls, 1);
 	cr_assert_eq(a.peer_failed_err, -FI_EIO);
@@ -645,7 +573,7 @@ Test(rel, awaited_peer_dying_mid_wait_fails_within_peer_timeout_of_its_last_fram
 
 Test(rel, awaited_live_idle_peer_is_probed_and_never_failed)
 {
-	struct sim s = {.rng = 79};
+	struct sim s = {.l = {.rng = 79}};
 	struct node a, b;
 	struct gm_peer *pa, *pb;
 
@@ -674,7 +602,7 @@ Test(rel, awaited_live_idle_peer_is_probed_and_never_failed)
 
 Test(rel, peer_restart_fails_old_state_and_starts_fresh)
 {
-	struct sim s = {.rng = 7, .fault = {.drop = 30, .reorder = 100}};
+	struct sim s = {.l = {.rng = 7, .fault = {.drop = 30, .reorder = 100}}};
 	struct node a, b;
 	struct gm_peer *pa;
 	unsigned before;
@@ -705,7 +633,7 @@ Test(rel, peer_restart_fails_old_state_and_starts_fresh)
 		if (a.sent < before + 500)
 			try_send(&a, pa);
 		step(&s);
-		cr_assert_lt(s.now, 100000000);
+		cr_assert_lt(s.l.now, 100000000);
 	}
 	cr_assert_eq(b.delivered, 500, "b got %lu of the 500 new messages", b.delivered);
 	cr_assert_eq(a.peer_failed_calls, 1);
@@ -720,8 +648,8 @@ static const uint8_t SECRET[32] = "gamma unit test job secret 32 B";
 Test(rel, lossy_link_with_a_secret_delivers_everything)
 {
 	g_secret = SECRET;
-	run_stream((struct fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8, 3000,
-	           true);
+	run_stream((struct mock_fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8,
+	           3000, true);
 }
 
 /*
@@ -732,21 +660,21 @@ Test(rel, lossy_link_with_a_secret_delivers_everything)
 Test(rel, send_crc_frames_pass_their_check_without_a_secret)
 {
 	g_send_crc = true;
-	run_stream((struct fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8, 3000,
-	           true);
+	run_stream((struct mock_fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8,
+	           3000, true);
 }
 
 Test(rel, send_crc_frames_pass_their_check_with_a_secret)
 {
 	g_send_crc = true;
 	g_secret = SECRET;
-	run_stream((struct fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8, 3000,
-	           true);
+	run_stream((struct mock_fault){.drop = 50, .dup = 50, .reorder = 250, .corrupt = 20}, 7, 8,
+	           3000, true);
 }
 
 Test(rel, restart_with_a_secret_is_accepted_after_the_handshake)
 {
-	struct sim s = {.rng = 11, .fault = {.drop = 30, .reorder = 100}};
+	struct sim s = {.l = {.rng = 11, .fault = {.drop = 30, .reorder = 100}}};
 	struct node a, b;
 	struct gm_peer *pa;
 
@@ -777,7 +705,7 @@ Test(rel, restart_with_a_secret_is_accepted_after_the_handshake)
  */
 static void replay_old_incarnation(const uint8_t *secret)
 {
-	struct sim old = {.rng = 21}, s = {.rng = 22};
+	struct sim old = {.l = {.rng = 21}}, s = {.l = {.rng = 22}};
 	struct node a, b;
 	struct gm_peer *pa, *pb;
 	uint8_t frame[MTU + 14];
@@ -805,7 +733,7 @@ static void replay_old_incarnation(const uint8_t *secret)
 		while (b.sent < 300 && try_send(&b, pb))
 			;
 		if (i % 50 == 10)
-			gm_rel_input(a.rel, frame, flen, s.now);
+			gm_rel_input(a.rel, frame, flen, s.l.now);
 		step(&s);
 		cr_assert_lt(i, 200000, "no progress");
 	}
@@ -866,7 +794,7 @@ static size_t forge(uint8_t *f, struct gm_mac *mac, uint32_t key, uint32_t sessi
 Test(rel, mac_failures_are_counted_before_any_state)
 {
 	static const uint8_t other[32] = "not the job's secret, 32 bytes.";
-	struct sim s = {.rng = 31};
+	struct sim s = {.l = {.rng = 31}};
 	struct node a, b;
 	struct gm_mac *good, *bad;
 	struct gm_net_stats *st;
@@ -919,7 +847,7 @@ Test(rel, mac_failures_are_counted_before_any_state)
  */
 Test(rel, fake_out_of_order_flood_cannot_take_the_pool)
 {
-	struct sim s = {.rng = 41};
+	struct sim s = {.l = {.rng = 41}};
 	struct node a, b;
 	struct gm_peer *pa, *pb;
 	uint8_t f[256];
@@ -939,7 +867,7 @@ Test(rel, fake_out_of_order_flood_cannot_take_the_pool)
 			size_t len =
 			    forge(f, NULL, 0xC0FFEE, sess, sess + 1 + src % (WINDOW - 1), port);
 
-			gm_rel_input(a.rel, f, len, s.now);
+			gm_rel_input(a.rel, f, len, s.l.now);
 			cr_assert_leq(gm_rel_ooo_held(a.rel), 2 * WINDOW);
 			cr_assert_leq(gm_rel_peers(a.rel), 64);
 		}
@@ -966,7 +894,7 @@ Test(rel, fake_out_of_order_flood_cannot_take_the_pool)
  */
 Test(rel, sack_is_cleared_on_timeout)
 {
-	struct sim s = {.rng = 51, .fault = {.drop_first = 10}};
+	struct sim s = {.l = {.rng = 51}, .drop_first = 10};
 	struct node a, b;
 	struct gm_peer *pa;
 	uint8_t f[256];
@@ -998,7 +926,7 @@ Test(rel, sack_is_cleared_on_timeout)
 	gm_hdr_encode(f + 14, &h);
 	memcpy(f + 14 + HL, &ab, sizeof(ab));
 	gm_frame_seal(f + 14, HL + sizeof(ab));
-	gm_rel_input(a.rel, f, 14 + HL + sizeof(ab), s.now);
+	gm_rel_input(a.rel, f, 14 + HL + sizeof(ab), s.l.now);
 	/* peer timeout 200 ms */
 	for (int i = 0; i < 15000 && count(a.acked, 10) < 10; i++)
 		step(&s);
@@ -1039,7 +967,7 @@ static void craft(uint8_t *f, size_t *len, uint16_t dst_port, uint32_t key, uint
 
 Test(rel, malformed_frames_are_counted_and_dropped)
 {
-	struct sim s = {.rng = 3};
+	struct sim s = {.l = {.rng = 3}};
 	struct node a, b;
 	struct gm_net_stats *st;
 	uint8_t f[256] = {0};
@@ -1081,11 +1009,11 @@ Test(rel, malformed_frames_are_counted_and_dropped)
 
 	/* Random garbage: never delivered, never crashes. */
 	for (int i = 0; i < 20000; i++) {
-		size_t n = rnd(&s) % sizeof(f);
+		size_t n = mock_rnd(&s.l) % sizeof(f);
 
 		craft(f, &len, 100, 0xC0FFEE, GM_WIRE_VERSION);
 		for (int k = 0; k < 3; k++)
-			f[14 + rnd(&s) % HL] = (uint8_t)rnd(&s);
+			f[14 + mock_rnd(&s.l) % HL] = (uint8_t)mock_rnd(&s.l);
 		gm_rel_input(a.rel, f, n, 0);
 	}
 	cr_assert_eq(a.delivered, 0);
@@ -1102,7 +1030,7 @@ Test(rel, malformed_frames_are_counted_and_dropped)
 /* A frame the link refused goes out later with the seal it got, once. */
 Test(rel, a_refused_frame_keeps_its_seal)
 {
-	struct sim s = {.rng = 61};
+	struct sim s = {.l = {.rng = 61}};
 	struct node a, b;
 	struct gm_peer *pb;
 	struct gm_hdr h;
@@ -1111,15 +1039,15 @@ Test(rel, a_refused_frame_keeps_its_seal)
 	node_init(&s, &a, 0, 1000, 4);
 	node_init(&s, &b, 1, 2000, 4);
 	pb = peer_to(&b, &a);
-	s.refuse = true;
+	s.l.refuse = true;
 	cr_assert(try_send(&b, pb));
 	for (int i = 0; i < 5; i++) {
-		s.now += 100;
-		gm_rel_flush(b.rel, s.now);
+		s.l.now += 100;
+		gm_rel_flush(b.rel, s.l.now);
 	}
-	s.refuse = false;
-	s.now += 100;
-	gm_rel_flush(b.rel, s.now);
+	s.l.refuse = false;
+	s.l.now += 100;
+	gm_rel_flush(b.rel, s.l.now);
 	cr_assert_eq(s.nrec, 1);
 	cr_assert_eq(gm_hdr_decode(s.rec[0] + 14, s.rec_len[0] - 14, &h), GM_WIRE_OK);
 	/* node_open_port: nonce0 = session * 2654435761, below 2^62; one seal. */
@@ -1137,7 +1065,7 @@ Test(rel, a_refused_frame_keeps_its_seal)
  */
 Test(rel, replays_do_not_hold_off_a_real_restart)
 {
-	struct sim old = {.rng = 71}, s = {.rng = 72, .fault = {.drop = 20}};
+	struct sim old = {.l = {.rng = 71}}, s = {.l = {.rng = 72, .fault = {.drop = 20}}};
 	struct node a, b;
 	struct gm_peer *pa, *pb;
 	uint8_t frame[MTU + 14];
@@ -1163,7 +1091,7 @@ Test(rel, replays_do_not_hold_off_a_real_restart)
 	gm_rel_port_close(b.port);
 	node_open_port(&b, 0x5E55, 0xC0FFEE);
 	for (int i = 0; i < 15000 && !a.peer_failed_calls; i++) {
-		gm_rel_input(a.rel, frame, flen, s.now);
+		gm_rel_input(a.rel, frame, flen, s.l.now);
 		try_send(&a, pa);
 		step(&s);
 	}
