@@ -64,14 +64,6 @@ extern const struct gm_log gm_fi_log;
 #define GM_TX_SIZE      1024
 #define GM_RX_SIZE      1024
 #define GM_CQ_DATA_SIZE 8
-/*
- * Sends and receives an endpoint holds at once (struct gm_msg_cfg), then
- * -FI_EAGAIN: past the sizes advertised, which Open MPI's mtl/ofi does not
- * heed (it retries a refused receive until it is taken), but bounded: with
- * the protocol's own share, at most 23 MB of send and 9 MB of receive state.
- */
-#define GM_TX_MAX (16 * GM_TX_SIZE)
-#define GM_RX_MAX (16 * GM_RX_SIZE)
 
 /*
  * Marks the fi_inject family, which generates no completion; FI_INJECT

@@ -14,6 +14,7 @@
  * they return: their errors, then their FI_AV_COMPLETE, are on the EQ.
  */
 #include "gm.h"
+#include "gm_defaults.h"
 #include "gm_nosys.h"
 
 #include <arpa/inet.h>
@@ -518,7 +519,7 @@ int gm_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av
 	av->flags = attr->flags & FI_EVENT;
 	av->addr_format = dom->addr_format;
 	attr->type = av->type;
-	size_t want = attr->count ? attr->count : 64;
+	size_t want = attr->count ? attr->count : GM_DEFAULT_AV_COUNT;
 	if (av_grow(av, want < GM_AV_PREALLOC_MAX ? want : GM_AV_PREALLOC_MAX)) {
 		free(av->addrs);
 		free(av->valid);

@@ -6,6 +6,7 @@
  * the application calls in, and losing one would hang it.
  */
 #include "gm.h"
+#include "gm_defaults.h"
 #include "gm_nosys.h"
 
 #include <stdlib.h>
@@ -319,7 +320,7 @@ int gm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -FI_ENOMEM;
-	cq->cap = attr->size ? attr->size : 1024;
+	cq->cap = attr->size ? attr->size : GM_DEFAULT_CQ_SIZE;
 	cq->ring = calloc(cq->cap, sizeof(*cq->ring));
 	if (!cq->ring) {
 		free(cq);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Every parameter's default, in one place: the provider's parameters
- * (gm_init.c) start from them and quote them in their fi_info -e help, the
- * net core falls back on them for a 0 in struct gm_net_params, and tests
- * that run "with the provider's defaults" take them from here.  Plain
- * literals, so that GM_STR can quote them.
+ * Every default, in one place: the provider's parameters (gm_init.c) start
+ * from them and quote them in their fi_info -e help, the net core falls
+ * back on them for a 0 in struct gm_net_params, the libfabric objects on
+ * them for a 0 in their attributes, and tests that run "with the provider's
+ * defaults" take them from here.  Plain literals, so that GM_STR can quote
+ * them.  (FI_GAMMA_RAWD's default, the installed gamma-rawd, is the build's:
+ * GM_RAWD_DEFAULT comes from provider/Makefile.am.)
  */
 #ifndef GM_DEFAULTS_H
 #define GM_DEFAULTS_H
@@ -45,6 +47,20 @@
 #define GM_DEFAULT_UX_PEER_MAX        67108864  /* 64 MiB */
 #define GM_DEFAULT_UX_UNKNOWN_MAX     1048576   /* 1 MiB */
 #define GM_DEFAULT_UX_UNKNOWN_HOLD_MS 10000
+/*
+ * Sends and receives an endpoint holds at once (struct gm_msg_cfg), then
+ * -FI_EAGAIN: 16 times the sizes advertised in fi_info (gm.h GM_TX_SIZE,
+ * GM_RX_SIZE), which Open MPI's mtl/ofi does not heed (it retries a refused
+ * receive until it is taken), but bounded: with the protocol's own share,
+ * at most 23 MB of send and 9 MB of receive state.
+ */
+#define GM_DEFAULT_TX_MAX 16384
+#define GM_DEFAULT_RX_MAX 16384
+
+/* The libfabric objects, for a 0 in their attributes. */
+#define GM_DEFAULT_CQ_SIZE  1024 /* fi_cq_attr.size */
+#define GM_DEFAULT_EQ_SIZE  1024 /* fi_eq_attr.size */
+#define GM_DEFAULT_AV_COUNT 64   /* fi_av_attr.count: entries allocated at open */
 
 /* Progress (gm_domain.c). */
 #define GM_DEFAULT_PROGRESS_IDLE_US 10000

@@ -5,8 +5,13 @@
  * the bound AV.  Runs under the domain lock, inside gm_msg calls.
  */
 #include "gm.h"
+#include "gm_defaults.h"
 
 #include <time.h>
+
+/* Past the sizes fi_info advertises: mtl/ofi does not heed them. */
+_Static_assert(GM_DEFAULT_TX_MAX >= GM_TX_SIZE && GM_DEFAULT_RX_MAX >= GM_RX_SIZE,
+               "endpoint pools smaller than the sizes advertised");
 
 static bool want_completion(bool selective, uint64_t flags)
 {
@@ -113,8 +118,8 @@ void gm_ep_msg_init(struct gm_ep *ep)
 	    .ux_unknown_max = gm_params.ux_unknown_max,
 	    .ux_unknown = gm_params.ux_unknown,
 	    .ux_unknown_hold_ms = (unsigned)gm_params.ux_unknown_hold_ms,
-	    .tx_max = GM_TX_MAX,
-	    .rx_max = GM_RX_MAX,
+	    .tx_max = GM_DEFAULT_TX_MAX,
+	    .rx_max = GM_DEFAULT_RX_MAX,
 	};
 
 	gm_msg_init(&ep->msg, &cfg, &gm_ep_upcalls, ep);

@@ -10,6 +10,7 @@
  * is readable exactly while the queue holds something to read.
  */
 #include "gm.h"
+#include "gm_defaults.h"
 #include "gm_nosys.h"
 
 #include <errno.h>
@@ -21,8 +22,7 @@
 #include <unistd.h>
 
 /* Bound on one fi_eq_write: a CM entry plus generous private data. */
-#define GM_EQ_MAX_ENTRY    4096
-#define GM_EQ_DEFAULT_SIZE 1024
+#define GM_EQ_MAX_ENTRY 4096
 
 struct gm_eq_event {
 	struct gm_list entry;
@@ -368,7 +368,7 @@ int gm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq
 	}
 	pthread_mutex_init(&eq->lock, NULL);
 	gm_list_init(&eq->events);
-	eq->size = attr->size ? attr->size : GM_EQ_DEFAULT_SIZE;
+	eq->size = attr->size ? attr->size : GM_DEFAULT_EQ_SIZE;
 	eq->fd = fd;
 	eq->fid.fid.fclass = FI_CLASS_EQ;
 	eq->fid.fid.context = context;

@@ -184,7 +184,7 @@ static const struct gm_msg_upcalls test_upcalls = {
     .now_ms = up_now_ms,
 };
 
-/* The provider's defaults (gm_defaults.h, gm.h), but for the rendezvous threshold. */
+/* The provider's defaults (gm_defaults.h), but for the rendezvous threshold. */
 static struct gm_msg_cfg g_cfg = {.prov = &test_prov,
                                   .max_body = MTU - sizeof(struct gm_hdr),
                                   .rndv_threshold = RNDV,
@@ -192,8 +192,8 @@ static struct gm_msg_cfg g_cfg = {.prov = &test_prov,
                                   .ux_peer_max = GM_DEFAULT_UX_PEER_MAX,
                                   .ux_unknown_max = GM_DEFAULT_UX_UNKNOWN_MAX,
                                   .ux_unknown_hold_ms = GM_DEFAULT_UX_UNKNOWN_HOLD_MS,
-                                  .tx_max = 16 * 1024,
-                                  .rx_max = 16 * 1024};
+                                  .tx_max = GM_DEFAULT_TX_MAX,
+                                  .rx_max = GM_DEFAULT_RX_MAX};
 static unsigned g_tx_refused, g_rx_refused; /* over every node of a run */
 
 static uint8_t pattern(int sender, uint32_t idx, size_t j)
