@@ -29,23 +29,11 @@ static void ld(struct prog *p, unsigned size, uint32_t off)
 	p->ins[p->n++] = (struct sock_filter)BPF_STMT(BPF_LD | size | BPF_ABS, off);
 }
 
-/* The ancillary field the kernel exposes: PACKET_HOST, PACKET_OUTGOING, ... */
-static void ld_pkttype(struct prog *p)
-{
-	ld(p, BPF_B, SKF_AD_OFF + SKF_AD_PKTTYPE);
-}
-
 static void jeq(struct prog *p, uint32_t k, enum label t, enum label f)
 {
 	p->jt[p->n] = t;
 	p->jf[p->n] = f;
 	p->ins[p->n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k, 0, 0);
-}
-
-static void ja(struct prog *p, enum label to)
-{
-	p->jt[p->n] = to;
-	p->ins[p->n++] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, 0);
 }
 
 static void ret(struct prog *p, uint32_t k)
@@ -70,44 +58,45 @@ static void resolve(struct prog *p)
 
 		if (BPF_CLASS(s->code) != BPF_JMP)
 			continue;
-		if (BPF_OP(s->code) == BPF_JA) {
-			s->k = offset(p, i, p->jt[i]);
-		} else {
-			s->jt = (uint8_t)offset(p, i, p->jt[i]);
-			s->jf = (uint8_t)offset(p, i, p->jf[i]);
-		}
+		s->jt = (uint8_t)offset(p, i, p->jt[i]);
+		s->jf = (uint8_t)offset(p, i, p->jf[i]);
 	}
 }
 
-unsigned gm_filter_build(struct sock_filter *f, uint16_t ethertype, const uint8_t mac[6],
-                         const uint16_t *ports, unsigned n)
+unsigned gm_filter_build(struct sock_filter *f, const struct gm_filter_spec *spec)
 {
+	const uint8_t *mac = spec->mac;
 	uint32_t mac_hi = (uint32_t)mac[0] << 24 | mac[1] << 16 | mac[2] << 8 | mac[3];
 	uint32_t mac_lo = (uint32_t)mac[4] << 8 | mac[5];
+	bool any_port = spec->any_port || spec->nports > GM_FILTER_MAX_PORTS;
 	struct prog p = {.ins = f};
 
+	if (spec->ifindex > 0) {
+		ld(&p, BPF_W, SKF_AD_OFF + SKF_AD_IFINDEX);
+		jeq(&p, (uint32_t)spec->ifindex, NEXT, DROP);
+	}
 	ld(&p, BPF_H, offsetof(struct ether_header, ether_type));
-	jeq(&p, ethertype, NEXT, DROP);
-	ld_pkttype(&p);
+	jeq(&p, spec->ethertype, NEXT, DROP);
+	ld(&p, BPF_B, SKF_AD_OFF + SKF_AD_PKTTYPE);
 	jeq(&p, PACKET_HOST, PORTS, NEXT);
 	jeq(&p, PACKET_OUTGOING, NEXT, DROP);
 	/* Outgoing: only to our own MAC (ether_dhost, 4 + 2 bytes). */
 	ld(&p, BPF_W, offsetof(struct ether_header, ether_dhost));
 	jeq(&p, mac_hi, NEXT, DROP);
 	ld(&p, BPF_H, offsetof(struct ether_header, ether_dhost) + 4);
-	jeq(&p, mac_lo, NEXT, DROP);
-	label(&p, PORTS);
-	if (n > GM_FILTER_MAX_PORTS) {
-		ja(&p, ACCEPT);
-	} else {
+	jeq(&p, mac_lo, PORTS, DROP);
+	if (!any_port) {
+		label(&p, PORTS);
 		ld(&p, BPF_H, GM_ETH_HLEN + offsetof(struct gm_hdr, dst_port));
-		for (unsigned i = 0; i < n; i++)
-			jeq(&p, ports[i], ACCEPT, NEXT);
+		for (unsigned i = 0; i < spec->nports; i++)
+			jeq(&p, spec->ports[i], ACCEPT, NEXT);
 	}
 	label(&p, DROP);
 	ret(&p, 0);
 	label(&p, ACCEPT);
-	ret(&p, 0xffff);
+	if (any_port)
+		label(&p, PORTS);
+	ret(&p, spec->keep);
 	resolve(&p);
 	return p.n;
 }

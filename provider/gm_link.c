@@ -360,12 +360,14 @@ int gm_link_tx_fd(const struct gm_link *l, enum gm_class cls)
 /* The kernel filter: gm_filter.h. */
 int gm_link_set_ports(struct gm_link *l, const uint16_t *ports, unsigned n)
 {
+	const struct gm_filter_spec spec = {
+	    .ethertype = l->ethertype, .mac = l->mac, .ports = ports, .nports = n, .keep = 0xffff};
 	struct sock_filter f[GM_FILTER_MAX_LEN];
 	struct sock_fprog prog;
 
 	if (l->filter_locked) /* gamma-rawd's filter stays; ports are checked on receipt */
 		return 0;
-	prog.len = (unsigned short)gm_filter_build(f, l->ethertype, l->mac, ports, n);
+	prog.len = (unsigned short)gm_filter_build(f, &spec);
 	prog.filter = f;
 	if (setsockopt(l->rx_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0) {
 		int e = errno;

@@ -40,5 +40,12 @@ bool rawd_conf_user_allowed(const struct rawd_conf *c);
  */
 int rawd_open_sockets(const char *ifname, uint16_t ethertype, int fds[RAWD_NFDS], char *err,
                       size_t errlen);
+/*
+ * The receive socket's filter (rawd_filter.c) into f (room for
+ * GM_FILTER_MAX_LEN, provider/gm_filter.h); returns its length.
+ */
+struct sock_filter;
+unsigned rawd_rx_filter(struct sock_filter *f, int ifindex, uint16_t ethertype,
+                        const uint8_t mac[6]);
 
 #endif /* RAWD_H */

@@ -8,7 +8,8 @@
  *
  *   receive:  ifindex, EtherType, and either PACKET_HOST (sent to this
  *             interface's MAC) or PACKET_OUTGOING to this MAC (the
- *             provider's local-communication path); nothing else;
+ *             provider's local-communication path); nothing else
+ *             (rawd_filter.c);
  *   transmit: drops everything, so a transmit socket bound to ETH_P_ALL
  *             sees nothing.
  *
@@ -16,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "rawd.h"
+#include "gm_filter.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -65,29 +67,9 @@ static int lock_filter(int fd, struct sock_filter *f, unsigned short n)
 
 static int rx_filter(int fd, int ifindex, uint16_t ethertype, const uint8_t mac[6])
 {
-	uint32_t mac_hi = (uint32_t)mac[0] << 24 | mac[1] << 16 | mac[2] << 8 | mac[3];
-	uint32_t mac_lo = (uint32_t)mac[4] << 8 | mac[5];
-	enum { DROP = 11, ACCEPT = 12 };
-#define JMP(code, v, t, fl) (struct sock_filter) BPF_JUMP(code, v, t, fl)
-#define STM(code, v)        (struct sock_filter) BPF_STMT(code, v)
-	struct sock_filter f[] = {
-	    STM(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_IFINDEX),     /* 0 */
-	    JMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ifindex, 0, DROP - 2), /* 1 */
-	    STM(BPF_LD | BPF_H | BPF_ABS, 12),                              /* 2 */
-	    JMP(BPF_JMP | BPF_JEQ | BPF_K, ethertype, 0, DROP - 4),         /* 3 */
-	    STM(BPF_LD | BPF_B | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE),     /* 4 */
-	    JMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_HOST, ACCEPT - 6, 0),     /* 5 */
-	    JMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, 0, DROP - 7),   /* 6 */
-	    STM(BPF_LD | BPF_W | BPF_ABS, 0),                               /* 7 */
-	    JMP(BPF_JMP | BPF_JEQ | BPF_K, mac_hi, 0, DROP - 9),            /* 8 */
-	    STM(BPF_LD | BPF_H | BPF_ABS, 4),                               /* 9 */
-	    JMP(BPF_JMP | BPF_JEQ | BPF_K, mac_lo, ACCEPT - 11, DROP - 11), /* 10 */
-	    STM(BPF_RET | BPF_K, 0),                                        /* 11 */
-	    STM(BPF_RET | BPF_K, 0x40000),                                  /* 12 */
-	};
-#undef JMP
-#undef STM
-	return lock_filter(fd, f, sizeof(f) / sizeof(f[0]));
+	struct sock_filter f[GM_FILTER_MAX_LEN];
+
+	return lock_filter(fd, f, (unsigned short)rawd_rx_filter(f, ifindex, ethertype, mac));
 }
 
 static int drop_all_filter(int fd)

@@ -1,9 +1,11 @@
 /*
- * The receive socket's kernel filter (gm_filter.h) against crafted frames.
- * A small interpreter of the classic BPF it uses runs every case, each kind
- * of packet (to us, outgoing, broadcast, to another host); the kernel runs
- * the PACKET_HOST cases too, through a socket filter on an AF_UNIX
- * datagram socket (its packets are PACKET_HOST, data at offset 0), and must
+ * The receive socket's kernel filter (gm_filter.h) against crafted frames:
+ * the provider's own, and the one gamma-rawd locks on the sockets it hands
+ * out (rawd/rawd_filter.c).  A small interpreter of the classic BPF they
+ * use runs every case, each kind of packet (to us, outgoing, broadcast, to
+ * another host, from another interface); the kernel runs the PACKET_HOST
+ * cases too, through a socket filter on an AF_UNIX datagram socket (its
+ * packets are PACKET_HOST of no interface, data at offset 0), and must
  * agree.  No privilege needed.
  */
 #include <criterion/criterion.h>
@@ -15,8 +17,11 @@
 
 #include "gm_filter.h"
 #include "gm_wire.h"
+#include "rawd.h"
 
-#define ET 0x88B5
+#define ET   0x88B5
+#define IFX  7      /* gamma-rawd's interface */
+#define KEEP 0xffff /* what the provider's filter keeps of a frame */
 
 static const uint8_t us[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
 static const uint8_t other[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x56};
@@ -39,7 +44,8 @@ static struct frame frame(const uint8_t dst[6], uint16_t ethertype, uint16_t dst
 }
 
 /* What the kernel does for the instructions gm_filter emits; anything else fails. */
-static uint32_t run(const struct sock_filter *f, unsigned n, const struct frame *fr, int pkttype)
+static uint32_t run(const struct sock_filter *f, unsigned n, const struct frame *fr, int pkttype,
+                    int ifindex)
 {
 	uint32_t a = 0;
 
@@ -54,8 +60,14 @@ static uint32_t run(const struct sock_filter *f, unsigned n, const struct frame 
 			                : BPF_SIZE(s->code) == BPF_H ? 2
 			                                             : 1;
 
-			if (s->k == SKF_AD_OFF + SKF_AD_PKTTYPE) {
+			if (s->k == (uint32_t)(SKF_AD_OFF + SKF_AD_PKTTYPE)) {
 				a = (uint32_t)pkttype;
+				break;
+			}
+			if (s->k == (uint32_t)(SKF_AD_OFF + SKF_AD_IFINDEX)) {
+				if (!ifindex)
+					return 0; /* the kernel's answer for no device */
+				a = (uint32_t)ifindex;
 				break;
 			}
 			cr_assert_lt(s->k, (uint32_t)SKF_AD_OFF,
@@ -67,9 +79,6 @@ static uint32_t run(const struct sock_filter *f, unsigned n, const struct frame 
 				a = a << 8 | fr->b[s->k + i];
 			break;
 		}
-		case BPF_JMP | BPF_JA:
-			pc += s->k;
-			break;
 		case BPF_JMP | BPF_JEQ | BPF_K:
 			pc += a == s->k ? s->jt : s->jf;
 			break;
@@ -92,11 +101,8 @@ static void check_shape(const struct sock_filter *f, unsigned n)
 	for (unsigned pc = 0; pc < n; pc++) {
 		if (BPF_CLASS(f[pc].code) != BPF_JMP)
 			continue;
-		if (BPF_OP(f[pc].code) == BPF_JA)
-			cr_assert_lt(pc + 1 + f[pc].k, n, "instruction %u jumps out", pc);
-		else
-			cr_assert(pc + 1 + f[pc].jt < n && pc + 1 + f[pc].jf < n,
-			          "instruction %u jumps out", pc);
+		cr_assert(pc + 1 + f[pc].jt < n && pc + 1 + f[pc].jf < n,
+		          "instruction %u jumps out", pc);
 	}
 }
 
@@ -127,12 +133,19 @@ static bool kernel_accepts(const struct sock_filter *f, unsigned n, const struct
 static void expect(const uint16_t *ports, unsigned nports, const struct frame *fr, int pkttype,
                    bool accept, const char *what)
 {
+	const struct gm_filter_spec spec = {
+	    .ethertype = ET, .mac = us, .ports = ports, .nports = nports, .keep = KEEP};
 	struct sock_filter f[GM_FILTER_MAX_LEN];
-	unsigned n = gm_filter_build(f, ET, us, ports, nports);
+	unsigned n = gm_filter_build(f, &spec);
+	uint32_t r;
 
 	check_shape(f, n);
-	cr_assert_eq(run(f, n, fr, pkttype) != 0, accept, "%s (pkttype %d, %u ports): %s", what,
-	             pkttype, nports, accept ? "dropped" : "accepted");
+	r = run(f, n, fr, pkttype, IFX);
+	cr_assert_eq(r != 0, accept, "%s (pkttype %d, %u ports): %s", what, pkttype, nports,
+	             accept ? "dropped" : "accepted");
+	cr_assert(!r || r == KEEP, "%s: keeps %u bytes", what, r);
+	/* No interface check: a packet of no device is judged like any other. */
+	cr_assert_eq(run(f, n, fr, pkttype, 0), r, "%s: the interface mattered", what);
 	if (pkttype == PACKET_HOST)
 		cr_assert_eq(kernel_accepts(f, n, fr), accept, "%s (%u ports): the kernel %s it",
 		             what, nports, accept ? "dropped" : "accepted");
@@ -217,4 +230,71 @@ Test(filter, port_limit)
 	expect(many, GM_FILTER_MAX_PORTS + 1, &away, PACKET_OUTGOING, false,
 	       "too many, outgoing elsewhere");
 	expect(many, GM_FILTER_MAX_PORTS + 1, &ip, PACKET_HOST, false, "too many, IPv4");
+}
+
+/*
+ * gamma-rawd's filter (rawd_rx_filter): this interface, our EtherType,
+ * frames to this host or our own outgoing ones to our MAC, any port, whole
+ * frames.  The kernel has no interface for an AF_UNIX packet: it drops
+ * every one, as the interpreter does, and takes the program.
+ */
+static void expect_rawd(const struct frame *fr, int pkttype, int ifindex, bool accept,
+                        const char *what)
+{
+	struct sock_filter f[GM_FILTER_MAX_LEN];
+	unsigned n = rawd_rx_filter(f, IFX, ET, us);
+	uint32_t r;
+
+	check_shape(f, n);
+	r = run(f, n, fr, pkttype, ifindex);
+	cr_assert_eq(r != 0, accept, "rawd: %s (pkttype %d, interface %d): %s", what, pkttype,
+	             ifindex, accept ? "dropped" : "accepted");
+	cr_assert(!r || r == 0x40000, "rawd: %s: keeps %u bytes, not whole frames", what, r);
+	cr_assert_eq(run(f, n, fr, pkttype, 0), 0, "rawd: %s: passed with no interface", what);
+	if (pkttype == PACKET_HOST)
+		cr_assert_not(kernel_accepts(f, n, fr),
+		              "rawd: %s: the kernel passed a packet of no "
+		              "interface",
+		              what);
+}
+
+Test(filter, rawd_this_interface_our_ethertype_any_port)
+{
+	struct frame a = frame(us, ET, 7), b = frame(us, ET, 60000), ip = frame(us, 0x0800, 7);
+	struct frame near = frame(us, ET + 1, 7);
+
+	expect_rawd(&a, PACKET_HOST, IFX, true, "to us, port 7");
+	expect_rawd(&b, PACKET_HOST, IFX, true, "to us, port 60000");
+	expect_rawd(&a, PACKET_HOST, IFX + 1, false, "from another interface");
+	expect_rawd(&a, PACKET_OUTGOING, IFX + 1, false, "outgoing on another interface");
+	expect_rawd(&ip, PACKET_HOST, IFX, false, "IPv4");
+	expect_rawd(&near, PACKET_HOST, IFX, false, "EtherType + 1");
+	expect_rawd(&ip, PACKET_OUTGOING, IFX, false, "outgoing IPv4 to us");
+}
+
+Test(filter, rawd_outgoing_only_to_our_mac_nothing_else)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	uint8_t hi_only[6] = {us[0], us[1], us[2], us[3], 0, 0};
+	struct frame self = frame(us, ET, 9), away = frame(other, ET, 9);
+	struct frame half = frame(hi_only, ET, 9), all = frame(bcast, ET, 9);
+
+	expect_rawd(&self, PACKET_OUTGOING, IFX, true, "outgoing to us");
+	expect_rawd(&away, PACKET_OUTGOING, IFX, false, "outgoing to another MAC");
+	expect_rawd(&half, PACKET_OUTGOING, IFX, false,
+	            "outgoing to a MAC sharing our first 4 bytes");
+	expect_rawd(&all, PACKET_BROADCAST, IFX, false, "broadcast");
+	expect_rawd(&self, PACKET_MULTICAST, IFX, false, "multicast");
+	expect_rawd(&self, PACKET_OTHERHOST, IFX, false, "another host's");
+}
+
+/* No port check, so no gm header needed; a frame cut in its EtherType is dropped. */
+Test(filter, rawd_short_frames)
+{
+	struct frame a = frame(us, ET, 7);
+
+	a.len = GM_ETH_HLEN;
+	expect_rawd(&a, PACKET_HOST, IFX, true, "an Ethernet header alone");
+	a.len = GM_ETH_HLEN - 1;
+	expect_rawd(&a, PACKET_HOST, IFX, false, "cut in the EtherType");
 }
