@@ -129,7 +129,7 @@ static void check_sa_av(struct side *s, const char *ip_a, const char *ip_b, cons
 		memcpy(packed + i * alen, &v[i], alen);
 		ok += !want[i];
 	}
-	CHK(fi_av_open(s->domain, &attr, &av, NULL));
+	CHK(fi_av_open(s->g.domain, &attr, &av, NULL));
 	memset(errs, 0x55, sizeof(errs));
 	WANT(fi_av_insert(av, packed, NV, fa, FI_SYNC_ERR, errs) == ok,
 	     "FI_SYNC_ERR insert: not %d", ok);
@@ -177,8 +177,8 @@ static void check_sa_av(struct side *s, const char *ip_a, const char *ip_b, cons
 
 	/* FI_EVENT: one error entry per failed address, in order, then the completion */
 	attr.flags = FI_EVENT;
-	CHK(fi_av_open(s->domain, &attr, &av, NULL));
-	CHK(fi_av_bind(av, &s->eq->fid, 0));
+	CHK(fi_av_open(s->g.domain, &attr, &av, NULL));
+	CHK(fi_av_bind(av, &s->g.eq->fid, 0));
 	WANT(fi_av_insert(av, packed, NV, fa, FI_SYNC_ERR, errs) == -FI_EBADFLAGS,
 	     "FI_SYNC_ERR on an FI_EVENT AV");
 	WANT(fi_av_insert(av, packed, NV, fa, FI_MORE, (void *)0xa5) == 0, "FI_EVENT insert");
@@ -188,8 +188,9 @@ static void check_sa_av(struct side *s, const char *ip_a, const char *ip_b, cons
 		uint32_t ev;
 		if (!want[i])
 			continue;
-		WANT(fi_eq_read(s->eq, &ev, &e, sizeof(e), 0) == -FI_EAVAIL, "no error for %d", i);
-		WANT(fi_eq_readerr(s->eq, &ee, 0) == sizeof(ee), "fi_eq_readerr");
+		WANT(fi_eq_read(s->g.eq, &ev, &e, sizeof(e), 0) == -FI_EAVAIL, "no error for %d",
+		     i);
+		WANT(fi_eq_readerr(s->g.eq, &ee, 0) == sizeof(ee), "fi_eq_readerr");
 		WANT(ee.fid == &av->fid && ee.context == (void *)0xa5 && ee.data == (uint64_t)i &&
 		         ee.err == want[i],
 		     "error entry: index %lu err %d, expected %d err %d", (unsigned long)ee.data,
@@ -197,7 +198,7 @@ static void check_sa_av(struct side *s, const char *ip_a, const char *ip_b, cons
 	}
 	struct fi_eq_entry e;
 	uint32_t ev;
-	WANT(fi_eq_read(s->eq, &ev, &e, sizeof(e), 0) == sizeof(e) && ev == FI_AV_COMPLETE &&
+	WANT(fi_eq_read(s->g.eq, &ev, &e, sizeof(e), 0) == sizeof(e) && ev == FI_AV_COMPLETE &&
 	         e.data == (uint64_t)ok && e.context == (void *)0xa5,
 	     "FI_AV_COMPLETE after the errors: event %u data %lu", ev, (unsigned long)e.data);
 	for (int i = 0; i < NV; i++)
@@ -218,12 +219,13 @@ static void check_native_av(struct side *a, struct side *b, const char *ip_b, co
 	size_t len = sizeof(got);
 	fi_addr_t fa;
 
-	WANT(fi_av_insert(a->av, group, 1, &fa, 0, NULL) == 0 && fa == FI_ADDR_NOTAVAIL,
+	WANT(fi_av_insert(a->g.av, group, 1, &fa, 0, NULL) == 0 && fa == FI_ADDR_NOTAVAIL,
 	     "broadcast MAC inserted");
-	WANT(fi_av_insert(a->av, zero, 1, &fa, 0, NULL) == 0 && fa == FI_ADDR_NOTAVAIL,
+	WANT(fi_av_insert(a->g.av, zero, 1, &fa, 0, NULL) == 0 && fa == FI_ADDR_NOTAVAIL,
 	     "all-zero MAC inserted");
-	WANT(fi_av_insertsvc(a->av, ip_b, "4242", &fa, 0, NULL) == 1, "native insertsvc %s", ip_b);
-	CHK(fi_av_lookup(a->av, fa, got, &len));
+	WANT(fi_av_insertsvc(a->g.av, ip_b, "4242", &fa, 0, NULL) == 1, "native insertsvc %s",
+	     ip_b);
+	CHK(fi_av_lookup(a->g.av, fa, got, &len));
 	WANT(len == ADDRLEN && !memcmp(got, b->name, 6) && *(uint16_t *)(got + 6) == 4242,
 	     "native insertsvc: not %s's MAC, port 4242", b->ifname);
 	CHK(fi_getinfo(VERS, ip6_b, "4242", 0, h, &info));
@@ -290,14 +292,14 @@ static void check_sa_traffic(struct side *a, struct side *b, uint32_t fmt, const
 	to_c = sa_of(ip_c, pb);
 	memcpy(s_native, a->name, 6); /* IF_A's MAC, s's port */
 	memcpy(s_native + 6, &port, 2);
-	WANT(fi_av_insert(s.av, &to_b, 1, &s_b, 0, NULL) == 1, "insert %s", ip_b);
-	WANT(fi_av_insert(b->av, s_native, 1, &b_s, 0, NULL) == 1, "insert s natively");
+	WANT(fi_av_insert(s.g.av, &to_b, 1, &s_b, 0, NULL) == 1, "insert %s", ip_b);
+	WANT(fi_av_insert(b->g.av, s_native, 1, &b_s, 0, NULL) == 1, "insert s natively");
 	one_message(&s, s_b, b, b_s, "IP address to gamma");
 	one_message(b, b_s, &s, s_b, "gamma to IP address");
 
 	/* IP_C: on the subnet, no neighbour entry: accepted, unusable until resolved */
-	WANT(fi_av_insert(s.av, &to_c, 1, &s_c, 0, NULL) == 1, "insert of on-link %s", ip_c);
-	CHK(fi_av_lookup(s.av, s_c, &got, &len));
+	WANT(fi_av_insert(s.g.av, &to_c, 1, &s_c, 0, NULL) == 1, "insert of on-link %s", ip_c);
+	CHK(fi_av_lookup(s.g.av, s_c, &got, &len));
 	WANT(same_sa(&got, &to_c), "lookup of unresolved %s", ip_c);
 	long r = fi_send(s.ep, out, sizeof(out), NULL, s_c, &tx);
 	WANT(r < 0 && r != -FI_EAGAIN, "send to unresolved %s: %ld", ip_c, r);

@@ -45,29 +45,30 @@ struct fi_info *base_hints(const char *ifname)
 	return h;
 }
 
-/* Open everything but the endpoint's enable; op_flags go to tx_attr. */
+/* A gmf step that failed: what names the call. */
+static void gmf_chk(int r, const char *what)
+{
+	if (r)
+		die("%s = %d (%s)", what, r, fi_strerror(-r));
+}
+
+/* The endpoint on its own fabric and domain, with an EQ; op_flags go to tx_attr. */
 void side_open(struct side *s, uint64_t tx_op_flags, const char *service)
 {
-	struct fi_info *h = base_hints(s->ifname);
+	struct fi_info *h = base_hints(s->ifname), *info;
 	struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE};
 	struct fi_av_attr ava = {.type = FI_AV_TABLE};
 	struct fi_eq_attr eqa = {.wait_obj = FI_WAIT_UNSPEC};
 	size_t len = sizeof(s->name);
+	const char *what = "";
 
 	h->tx_attr->op_flags = tx_op_flags;
 	h->addr_format = s->addr_format;
-	CHK(fi_getinfo(VERS, NULL, service, service ? FI_SOURCE : 0, h, &s->info));
+	CHK(fi_getinfo(VERS, NULL, service, service ? FI_SOURCE : 0, h, &info));
 	fi_freeinfo(h);
-	CHK(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
-	CHK(fi_eq_open(s->fabric, &eqa, &s->eq, NULL));
-	CHK(fi_domain(s->fabric, s->info, &s->domain, NULL));
-	CHK(fi_av_open(s->domain, &ava, &s->av, NULL));
-	CHK(fi_cq_open(s->domain, &cqa, &s->cq, s)); /* s: what fi_poll names */
-	CHK(fi_endpoint(s->domain, s->info, &s->ep, NULL));
-	CHK(fi_ep_bind(s->ep, &s->eq->fid, 0));
-	CHK(fi_ep_bind(s->ep, &s->av->fid, 0));
-	CHK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHK(fi_enable(s->ep));
+	gmf_chk(gmf_open(&s->g, info, NULL, &cqa, &ava, &what), what);
+	gmf_chk(gmf_eq(&s->g, &eqa, &what), what);
+	gmf_chk(gmf_ep(&s->g, NULL, NULL, 0, &s->ep, &what), what);
 	CHK(fi_getname(&s->ep->fid, s->name, &len));
 	s->namelen = len;
 	WANT(len == (s->addr_format == FI_SOCKADDR_IN6 ? sizeof(struct sockaddr_in6)
@@ -82,19 +83,14 @@ void side_close(struct side *s)
 		CHK(fi_close(&s->ep->fid));
 	if (s->cntr)
 		CHK(fi_close(&s->cntr->fid));
-	CHK(fi_close(&s->av->fid));
-	CHK(fi_close(&s->cq->fid));
-	CHK(fi_close(&s->eq->fid));
-	CHK(fi_close(&s->domain->fid));
-	CHK(fi_close(&s->fabric->fid));
-	fi_freeinfo(s->info);
+	CHK(gmf_close(&s->g));
 	memset(s, 0, sizeof(*s));
 }
 
 static void connect_pair(struct side *a, struct side *b)
 {
-	WANT(fi_av_insert(a->av, b->name, 1, &a->peer, 0, NULL) == 1, "fi_av_insert");
-	WANT(fi_av_insert(b->av, a->name, 1, &b->peer, 0, NULL) == 1, "fi_av_insert");
+	WANT(fi_av_insert(a->g.av, b->name, 1, &a->peer, 0, NULL) == 1, "fi_av_insert");
+	WANT(fi_av_insert(b->g.av, a->name, 1, &b->peer, 0, NULL) == 1, "fi_av_insert");
 }
 
 int wait_cq(struct side *s, struct fi_cq_tagged_entry *e, fi_addr_t *src,
@@ -104,11 +100,11 @@ int wait_cq(struct side *s, struct fi_cq_tagged_entry *e, fi_addr_t *src,
 	fi_addr_t from;
 
 	while (time(NULL) < end) {
-		ssize_t r = fi_cq_readfrom(s->cq, e, 1, src ? src : &from);
+		ssize_t r = fi_cq_readfrom(s->g.cq, e, 1, src ? src : &from);
 		if (r == 1)
 			return 0;
 		if (r == -FI_EAVAIL) {
-			CHK(fi_cq_readerr(s->cq, err, 0));
+			CHK(fi_cq_readerr(s->g.cq, err, 0));
 			return -err->err;
 		}
 		WANT(r == -FI_EAGAIN, "fi_cq_read on %s: %zd", s->ifname, r);
@@ -149,7 +145,7 @@ static bool fd_readable(int fd)
 static void check_eq(struct side *a)
 {
 	struct fi_eq_attr attr = {.size = 4, .wait_obj = FI_WAIT_UNSPEC, .flags = FI_WRITE};
-	struct fi_eq_entry in = {.fid = &a->fabric->fid, .data = 42}, out;
+	struct fi_eq_entry in = {.fid = &a->g.fabric->fid, .data = 42}, out;
 	struct fi_eq_err_entry err = {0};
 	struct fid_eq *eq;
 	struct fid *fids[1];
@@ -157,21 +153,22 @@ static void check_eq(struct side *a)
 	pthread_t t;
 	int fd;
 
-	CHK(fi_eq_open(a->fabric, &attr, &eq, NULL));
+	CHK(fi_eq_open(a->g.fabric, &attr, &eq, NULL));
 	CHK(fi_control(&eq->fid, FI_GETWAIT, &fd));
 	fids[0] = &eq->fid;
-	WANT(fi_trywait(a->fabric, fids, 1) == 0, "fi_trywait on an empty EQ");
+	WANT(fi_trywait(a->g.fabric, fids, 1) == 0, "fi_trywait on an empty EQ");
 	WANT(!fd_readable(fd), "empty EQ's fd is readable");
 	WANT(fi_eq_read(eq, &ev, &out, sizeof(out), 0) == -FI_EAGAIN, "read of an empty EQ");
 	WANT(fi_eq_readerr(eq, &err, 0) == -FI_EAGAIN, "readerr of an empty EQ");
 	WANT(fi_eq_sread(eq, &ev, &out, sizeof(out), 50, 0) == -FI_EAGAIN, "sread timeout");
 	WANT(fi_eq_write(eq, FI_NOTIFY, &in, sizeof(in), 0) == sizeof(in), "fi_eq_write");
 	WANT(fd_readable(fd), "EQ with an event: fd not readable");
-	WANT(fi_trywait(a->fabric, fids, 1) == -FI_EAGAIN, "fi_trywait with an event");
+	WANT(fi_trywait(a->g.fabric, fids, 1) == -FI_EAGAIN, "fi_trywait with an event");
 	WANT(fi_eq_read(eq, &ev, &out, sizeof(out), FI_PEEK) == sizeof(out), "FI_PEEK read");
 	memset(&out, 0, sizeof(out));
 	WANT(fi_eq_read(eq, &ev, &out, sizeof(out), 0) == sizeof(out), "fi_eq_read");
-	WANT(ev == FI_NOTIFY && out.data == 42 && out.fid == &a->fabric->fid, "event data differs");
+	WANT(ev == FI_NOTIFY && out.data == 42 && out.fid == &a->g.fabric->fid,
+	     "event data differs");
 	WANT(!fd_readable(fd), "drained EQ's fd still readable");
 
 	/* sread blocks until another thread writes */
@@ -191,7 +188,7 @@ static void check_eq(struct side *a)
 	WANT(fi_eq_strerror(eq, err.prov_errno, NULL, NULL, 0) != NULL, "fi_eq_strerror");
 
 	/* an EQ bound to an endpoint stays until the endpoint closes */
-	WANT(fi_close(&a->eq->fid) == -FI_EBUSY, "closing a bound EQ");
+	WANT(fi_close(&a->g.eq->fid) == -FI_EBUSY, "closing a bound EQ");
 	CHK(fi_close(&eq->fid));
 	printf("ok: event queue: write/read/peek/sread/fd/trywait/overrun/bind\n");
 }
@@ -206,18 +203,18 @@ static void check_av(struct side *a)
 	fi_addr_t fa;
 	uint32_t ev;
 
-	WANT(fi_av_insert(a->av, NULL, 1, &fa, 0, NULL) == -FI_EINVAL, "fi_av_insert(NULL, 1)");
-	CHK(fi_av_open(a->domain, &attr, &av, NULL));
+	WANT(fi_av_insert(a->g.av, NULL, 1, &fa, 0, NULL) == -FI_EINVAL, "fi_av_insert(NULL, 1)");
+	CHK(fi_av_open(a->g.domain, &attr, &av, NULL));
 	WANT(fi_av_insert(av, a->name, 1, &fa, 0, NULL) == -FI_ENOEQ, "FI_EVENT insert, no EQ");
-	CHK(fi_av_bind(av, &a->eq->fid, 0));
+	CHK(fi_av_bind(av, &a->g.eq->fid, 0));
 	WANT(fi_av_insert(av, a->name, 1, &fa, 0, (void *)0xa7) == 0, "FI_EVENT insert");
-	WANT(fi_eq_read(a->eq, &ev, &e, sizeof(e), 0) == sizeof(e), "no FI_AV_COMPLETE");
+	WANT(fi_eq_read(a->g.eq, &ev, &e, sizeof(e), 0) == sizeof(e), "no FI_AV_COMPLETE");
 	WANT(ev == FI_AV_COMPLETE && e.data == 1 && e.context == (void *)0xa7,
 	     "FI_AV_COMPLETE: event %u data %lu", ev, (unsigned long)e.data);
 	CHK(fi_close(&av->fid));
 	/* count is a hint (fi_av(3)): a huge one neither hangs nor reserves it all */
 	struct fi_av_attr big = {.type = FI_AV_TABLE, .count = SIZE_MAX};
-	CHK(fi_av_open(a->domain, &big, &av, NULL));
+	CHK(fi_av_open(a->g.domain, &big, &av, NULL));
 	WANT(fi_av_insert(av, a->name, 1, &fa, 0, NULL) == 1 && fa == 0, "insert, count SIZE_MAX");
 	CHK(fi_close(&av->fid));
 	printf("ok: fi_av_insert: NULL refused; FI_EVENT AV reports on its EQ; count is a hint\n");
@@ -281,8 +278,8 @@ static void check_loopback(struct side *a)
 	int rx, tx;
 
 	/* the source address fi_getinfo gave is the endpoint's own (fi_loopback) */
-	WANT(!memcmp(a->info->src_addr, a->name, ADDRLEN), "src_addr differs from fi_getname");
-	WANT(fi_av_insert(a->av, a->info->src_addr, 1, &self, 0, NULL) == 1, "insert self");
+	WANT(!memcmp(a->g.info->src_addr, a->name, ADDRLEN), "src_addr differs from fi_getname");
+	WANT(fi_av_insert(a->g.av, a->g.info->src_addr, 1, &self, 0, NULL) == 1, "insert self");
 	CHK(fi_recv(a->ep, in, sizeof(in), NULL, self, &rx));
 	CHK(fi_send(a->ep, out, sizeof(out), NULL, self, &tx));
 	for (int i = 0; i < 2; i++) {
@@ -338,23 +335,24 @@ static void check_poll(struct side *a, struct side *b)
 	int rx, tx, n;
 	time_t end = time(NULL) + 30;
 
-	CHK(fi_cntr_open(b->domain, &ca, &cntr, &cntr));
+	CHK(fi_cntr_open(b->g.domain, &ca, &cntr, &cntr));
 	CHK(fi_ep_bind(b->ep, &cntr->fid, FI_RECV));
-	CHK(fi_poll_open(b->domain, &pa, &ps));
-	CHK(fi_poll_add(ps, &b->cq->fid, 0));
+	CHK(fi_poll_open(b->g.domain, &pa, &ps));
+	CHK(fi_poll_add(ps, &b->g.cq->fid, 0));
 	CHK(fi_poll_add(ps, &cntr->fid, 0));
-	WANT(fi_poll_add(ps, &a->cq->fid, 0) == -FI_EINVAL, "another domain's CQ accepted");
+	WANT(fi_poll_add(ps, &a->g.cq->fid, 0) == -FI_EINVAL, "another domain's CQ accepted");
 	WANT(fi_poll(ps, ctx, 4) == 0, "fi_poll with nothing happened");
 	CHK(fi_recv(b->ep, in, sizeof(in), NULL, b->peer, &rx));
 	CHK(fi_send(a->ep, out, sizeof(out), NULL, a->peer, &tx));
 	while (!(cq_named && cntr_named) && time(NULL) < end) {
 		struct fi_cq_tagged_entry e;
-		if (fi_cq_read(a->cq, &e, 1) == 1) /* a's progress: its send, its acks */
+		if (fi_cq_read(a->g.cq, &e, 1) == 1) /* a's progress: its send, its acks */
 			tx_done |= e.op_context == &tx;
 		CHK(n = fi_poll(ps, ctx, 4));
 		for (int i = 0; i < n; i++) {
-			WANT(ctx[i] == b || ctx[i] == &cntr, "fi_poll: unknown context %p", ctx[i]);
-			cq_named |= ctx[i] == b;
+			WANT(ctx[i] == &b->g || ctx[i] == &cntr, "fi_poll: unknown context %p",
+			     ctx[i]);
+			cq_named |= ctx[i] == &b->g; /* the CQ's context (gmf_open) */
 			cntr_named |= ctx[i] == &cntr;
 		}
 	}

@@ -16,18 +16,15 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include "gmf.h"
+
 #define VERS    FI_VERSION(1, 17)
 #define ADDRLEN 8 /* gamma's address: MAC + port */
 
 struct side {
 	const char *ifname;
 	uint32_t addr_format; /* asked for in the hints: FI_FORMAT_UNSPEC is gamma's own */
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_eq *eq;
+	struct gmf g;         /* fabric, domain, AV, CQ, EQ (tools/lib/gmf.h) */
 	struct fid_ep *ep;
 	struct fid_cntr *cntr;
 	uint8_t name[32]; /* fi_getname: ADDRLEN bytes, or a struct sockaddr_in */

@@ -29,10 +29,17 @@ int gmf_open(struct gmf *f, struct fi_info *info, const struct gmf *dom,
 	           (r = step(fi_domain(f->fabric, info, &f->domain, NULL), "fi_domain", what))) {
 		return r;
 	}
-	if ((r = step(fi_cq_open(f->domain, &cqa, &f->cq, NULL), "fi_cq_open", what)) ||
+	if ((r = step(fi_cq_open(f->domain, &cqa, &f->cq, f), "fi_cq_open", what)) ||
 	    (r = step(fi_av_open(f->domain, &ava, &f->av, NULL), "fi_av_open", what)))
 		return r;
 	return 0;
+}
+
+int gmf_eq(struct gmf *f, const struct fi_eq_attr *attr, const char **what)
+{
+	/* fi_eq_open takes a non-const attr; it does not change it */
+	return step(fi_eq_open(f->fabric, (struct fi_eq_attr *)attr, &f->eq, NULL), "fi_eq_open",
+	            what);
 }
 
 int gmf_ep(struct gmf *f, const struct fi_info *info, struct fid_cntr *cntr, uint64_t cntr_flags,
@@ -48,6 +55,7 @@ int gmf_ep(struct gmf *f, const struct fi_info *info, struct fid_cntr *cntr, uin
 	if ((r = step(fi_ep_bind(*ep, &f->cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)",
 	              what)) ||
 	    (r = step(fi_ep_bind(*ep, &f->av->fid, 0), "fi_ep_bind(av)", what)) ||
+	    (f->eq && (r = step(fi_ep_bind(*ep, &f->eq->fid, 0), "fi_ep_bind(eq)", what))) ||
 	    (cntr &&
 	     (r = step(fi_ep_bind(*ep, &cntr->fid, cntr_flags), "fi_ep_bind(cntr)", what))) ||
 	    (r = step(fi_enable(*ep), "fi_enable", what)))
@@ -72,6 +80,7 @@ int gmf_close(struct gmf *f)
 
 	close_fid(f->av ? &f->av->fid : NULL, &first);
 	close_fid(f->cq ? &f->cq->fid : NULL, &first);
+	close_fid(f->eq ? &f->eq->fid : NULL, &first);
 	if (!f->shared) {
 		close_fid(f->domain ? &f->domain->fid : NULL, &first);
 		close_fid(f->fabric ? &f->fabric->fid : NULL, &first);
