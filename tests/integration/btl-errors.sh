@@ -7,8 +7,10 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tools/gamma-env.sh"
+# shellcheck source=../../tools/lib/mpi.sh
+. "$top/tools/lib/mpi.sh"
 fail() { echo "FAIL: $*"; exit 1; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi_ompi
 # Keep the data path off gamma's stand-in: this test is about gamma itself.
 
 tmp=$(mktemp -d /tmp/btl-errors.XXXXXX)
@@ -40,7 +42,7 @@ expect() {
 run() {
 	local name=$1 what=$2 fix=$3 out rc
 	shift 3
-	out=$(timeout 120 mpirun -np 2 --bind-to none --mca pml ob1 \
+	out=$(timeout 120 "${MPI_CMD[@]}" -np 2 --mca pml ob1 \
 		--mca btl self,vader,tcp,gamma "$@" "$tmp/btl-smoke" 1048576 2>&1)
 	rc=$?
 	[ $rc -eq 0 ] || fail "$name: job failed (rc $rc): $out"
@@ -52,11 +54,11 @@ run "missing interface" \
 	'btl gamma: interface "doesnotexist0" .*does not exist' 'Fix: name one that `ip link` lists' \
 	--mca btl_gamma_if_include doesnotexist0
 
+# The recipe passes FI_PROVIDER_PATH on (-x): the ranks get this one.
 mkdir "$tmp/noprov"
-run "provider not found" \
+FI_PROVIDER_PATH="$tmp/noprov" run "provider not found" \
 	'btl gamma: libfabric provider "gamma" not found' \
-	'Fix: `. tools/gamma-env.sh` in the gamma build tree, or `make install`' \
-	-x FI_PROVIDER_PATH="$tmp/noprov"
+	'Fix: `. tools/gamma-env.sh` in the gamma build tree, or `make install`'
 
 if [ "$(id -u)" -eq 0 ]; then
 	veth=gbe$$
@@ -75,7 +77,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	# Without CAP_NET_RAW gamma cannot open raw sockets, whatever the
 	# provider does about it (offer nothing, or fail at endpoint open).
 	out=$(timeout 120 setpriv --bounding-set=-net_raw --inh-caps=-net_raw \
-		mpirun -np 2 --bind-to none --mca pml ob1 --mca btl self,vader,tcp,gamma \
+		"${MPI_CMD[@]}" -np 2 --mca pml ob1 --mca btl self,vader,tcp,gamma \
 		"$tmp/btl-smoke" 1048576 2>&1) || fail "no CAP_NET_RAW: job failed: $out"
 	grep -q '^btl-smoke: OK$' <<<"$out" || fail "no CAP_NET_RAW: data not verified: $out"
 	if grep -q "^btl gamma: this process lacks CAP_NET_RAW" <<<"$out"; then

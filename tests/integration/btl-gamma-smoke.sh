@@ -8,9 +8,10 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tools/gamma-env.sh"
+# shellcheck source=../../tools/lib/mpi.sh
+. "$top/tools/lib/mpi.sh"
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (veth pair, CAP_NET_RAW)"
 tmp=$(mktemp -d /tmp/btl-gamma-smoke.XXXXXX)
@@ -34,8 +35,9 @@ mpicc=${MPICC:-mpicc.openmpi}
 command -v "$mpicc" >/dev/null || mpicc=mpicc
 "$mpicc" -O2 -o "$tmp/btl-smoke" "$top/tests/mpi/btl-smoke.c" || fail "cannot build btl-smoke"
 
+mpi_ompi
 for prio in high low; do
-	out=$(FI_GAMMA_IFACE="$a,$b" timeout 180 mpirun -np 2 --bind-to none -x FI_GAMMA_IFACE \
+	out=$(FI_GAMMA_IFACE="$a,$b" timeout 180 "${MPI_CMD[@]}" -np 2 -x FI_GAMMA_IFACE \
 		--mca pml ob1 --mca btl self,gamma --mca btl_gamma_if_include "$a,$b" \
 		--mca btl_gamma_priority $prio --mca btl_gamma_verbose 10 \
 		--mca btl_base_verbose 100 "$tmp/btl-smoke" 2>&1)

@@ -21,6 +21,7 @@ set -u
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 pkgs=(libfabric-provider-gamma openmpi-btl-gamma gamma-rawd gamma-tools)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 path=/usr/sbin:/usr/bin:/sbin:/bin
 
 # ---- part 2: inside the private namespaces (see the end of part 1) --------
@@ -46,12 +47,19 @@ if [ "${1:-}" = --throwaway-root ]; then
 	# in_root CMD...: run CMD in the throw-away root with no inherited environment.
 	in_root() { env -i PATH="$path" HOME=/tmp/home LC_ALL=C.UTF-8 chroot "$R" "$@"; }
 	as_nobody() { env -i PATH="$path" HOME=/tmp/home LC_ALL=C.UTF-8 chroot --userspec=65534:65534 "$R" "$@"; }
+	# The launch recipe (tools/lib/mpi.sh) with no plugin path to pass on:
+	# the installed packages must be found without one (and every command
+	# here runs in the throw-away root with a clean environment anyway).
+	unset FI_PROVIDER_PATH OMPI_MCA_mca_base_component_path
+	# shellcheck source=../../tools/lib/mpi.sh
+	. "$top/tools/lib/mpi.sh"
+	mpi_ompi
 	# mpirun_np2 RUNNER ARGS...: two ranks, one on each veth end, started by
 	# RUNNER (in_root or as_nobody, with arguments: split on spaces).
 	mpirun_np2() {
 		local run=$1
 		shift
-		$run timeout 120 mpirun -np 2 --bind-to none --mca pml ob1 --mca btl_gamma_if_include "$a,$b" "$@"
+		$run timeout 120 "${MPI_CMD[@]}" -np 2 --mca pml ob1 --mca btl_gamma_if_include "$a,$b" "$@"
 	}
 
 	# The root is this machine without gamma: drop an earlier installation
@@ -102,7 +110,7 @@ if [ "${1:-}" = --throwaway-root ]; then
 	echo "ok: mpirun with btl self,vader,gamma, and over gamma alone, verified its data (root)"
 
 	# The help file: a user error is explained from it, not "Sorry! ...".
-	out=$(in_root timeout 120 mpirun -np 1 --allow-run-as-root --mca btl self,vader,gamma \
+	out=$(in_root timeout 120 "${MPI_CMD[@]}" -np 1 --allow-run-as-root --mca btl self,vader,gamma \
 		--mca btl_gamma_if_include gdx-missing /tmp/debs/gm-mpi-hello 2>&1)
 	grep -q 'btl gamma: interface "gdx-missing" (btl_gamma_if_include) does not exist' <<<"$out" &&
 		! grep -q 'Sorry!' <<<"$out" || fail "btl gamma's help file not found where Open MPI looks: $out"
@@ -150,7 +158,6 @@ if [ "${1:-}" = --throwaway-root ]; then
 fi
 
 # ---- part 1: build and inspect the packages --------------------------------
-top=$(cd "$(dirname "$0")/../.." && pwd)
 [ "$(id -u)" -eq 0 ] || skip "needs root (a private mount namespace and dpkg in a throw-away root)"
 command -v dpkg-buildpackage >/dev/null || skip "dpkg-buildpackage not installed (apt-get install dpkg-dev)"
 command -v dh >/dev/null || skip "debhelper not installed (apt-get install debhelper)"

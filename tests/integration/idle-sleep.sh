@@ -11,18 +11,13 @@ PROG=$BUILT/mpi/idle
 [ -x "$PROG" ] || fail "$PROG not built (make check builds the MPI suite)"
 command -v mpirun >/dev/null || skip "mpirun not installed"
 . "$top/tools/gamma-env.sh"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 OK='^ok: 3 rounds, rank 1 asleep in MPI_Recv each time, every byte checked$'
 
 up "$NAME" --nodes 2 --netns
-hf=$("$GC" hostfile "$NAME") || fail "hostfile"
-sub=$("$GC" subnet "$NAME") || fail "subnet"
+mpi_cluster "$NAME" || fail "$CLUSTER_ERROR"
 run()
 {
-	timeout -k 10 240 mpirun --hostfile "$hf" -np 2 --map-by node --bind-to none \
-		--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
-		-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path \
-		--mca mpi_yield_when_idle 1 "$@" 2>&1
+	timeout -k 10 240 "${MPI_CMD[@]}" -np 2 --map-by node --mca mpi_yield_when_idle 1 "$@" 2>&1
 }
 BTL=(--mca pml ob1 --mca btl self,gamma)
 

@@ -15,15 +15,11 @@ command -v mpirun >/dev/null || skip "mpirun not installed"
 . "$top/tools/gamma-env.sh"
 
 up "$NAME" --nodes 2 --netns --rails 2
-hf=$("$GC" hostfile "$NAME") || fail "hostfile"
-sub=$("$GC" subnet "$NAME") || fail "subnet"
+mpi_cluster "$NAME" || fail "$CLUSTER_ERROR"
 ifs=$("$GC" ifaces "$NAME") || fail "ifaces"
 iters=${GM_INTEGRITY_ITERS:-10}
-OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 FI_GAMMA_STATS=1 timeout -k 10 300 \
-	mpirun --hostfile "$hf" -np 2 --bind-to none \
-	--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include "$sub" \
-	--mca pml ob1 --mca btl self,gamma --mca btl_gamma_if_include "$ifs" \
-	-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path -x FI_GAMMA_STATS \
+FI_GAMMA_STATS=1 timeout -k 10 300 "${MPI_CMD[@]}" -np 2 \
+	--mca pml ob1 --mca btl self,gamma --mca btl_gamma_if_include "$ifs" -x FI_GAMMA_STATS \
 	"$PROG" --iters "$iters" --contiguous >"$WORK/job.out" 2>&1
 rc=$?
 grep -E '^(ok|error|done)' "$WORK/job.out" | head -20

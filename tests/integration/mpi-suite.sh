@@ -10,14 +10,16 @@ SUITE=$BUILT/mpi
 [ -x "$SUITE/p2p" ] || fail "$SUITE/p2p not built (make check builds the suite)"
 command -v mpirun >/dev/null || skip "mpirun not installed"
 . "$top/tools/gamma-env.sh"
-GAMMA_ENV="-x FI_PROVIDER_PATH -x OMPI_MCA_mca_base_component_path"
 
-suite() { # suite LABEL RUN-SUITE-ARGS... -- MPIRUN-ARGS...
+# suite LABEL RUN-SUITE-ARGS... -- MPIRUN-ARGS...: the launcher is the
+# recipe's (MPI_CMD, tools/lib/mpi.sh), its options in MPIRUN-ARGS.
+suite() {
 	local label=$1
 	shift
 	echo "== $label"
 	# --timeout: p2p under 2% loss took 99 s at load 20, near --quick's 120 s
-	"$top/tests/mpi/run-suite.sh" --bindir "$SUITE" --timeout 600 "$@" >"$WORK/suite.out" 2>&1
+	"$top/tests/mpi/run-suite.sh" --bindir "$SUITE" --mpirun "${MPI_CMD[0]}" --timeout 600 "$@" \
+		>"$WORK/suite.out" 2>&1
 	local rc=$?
 	cat "$WORK/suite.out"
 	[ $rc -eq 0 ] || fail "MPI suite over btl gamma ($label) failed"
@@ -27,38 +29,32 @@ suite() { # suite LABEL RUN-SUITE-ARGS... -- MPIRUN-ARGS...
 # Flat layout: 4 interfaces in this namespace; local rank i takes interface i mod 4.
 up "${NAME}f" --nodes 4
 ifs=$("$GC" ifaces "${NAME}f")
-flat="--oversubscribe --bind-to none $GAMMA_ENV --mca pml ob1 --mca btl self,gamma
-	--mca btl_gamma_if_include $ifs --mca osc pt2pt"
-# shellcheck disable=SC2086
-suite "flat, 2 ranks" --np 2 --quick --only "p2p matching" -- $flat
-# shellcheck disable=SC2086
-suite "flat, 4 ranks" --np 4 --quick -- $flat
+mpi_ompi
+# shellcheck disable=SC2054 # commas: Open MPI's lists
+flat=("${MPI_CMD[@]:1}" --oversubscribe --mca pml ob1 --mca btl self,gamma
+	--mca btl_gamma_if_include "$ifs" --mca osc pt2pt)
+suite "flat, 2 ranks" --np 2 --quick --only "p2p matching" -- "${flat[@]}"
+suite "flat, 4 ranks" --np 4 --quick -- "${flat[@]}"
 
 # netns layout: 2 hosts x 2 slots, shared memory inside a host, gamma between.
 up "${NAME}n" --nodes 2 --netns
-hf=$("$GC" hostfile "${NAME}n" --slots 2)
-sub=$("$GC" subnet "${NAME}n")
-netns="--hostfile $hf --bind-to none --mca plm_rsh_agent $RSH --mca oob_tcp_if_include $sub
-	$GAMMA_ENV --mca pml ob1 --mca btl self,vader,gamma --mca osc pt2pt"
-# shellcheck disable=SC2086
-suite "netns, 2 ranks (one per host)" --np 2 --quick --only "p2p matching" -- --map-by node $netns
-# shellcheck disable=SC2086
-suite "netns, 4 ranks" --np 4 --quick -- --map-by node $netns
+mpi_cluster "${NAME}n" --slots 2 || fail "$CLUSTER_ERROR"
+# shellcheck disable=SC2054 # commas: Open MPI's lists
+netns=("${MPI_CMD[@]:1}" --mca pml ob1 --mca btl self,vader,gamma --mca osc pt2pt)
+suite "netns, 2 ranks (one per host)" --np 2 --quick --only "p2p matching" -- --map-by node "${netns[@]}"
+suite "netns, 4 ranks" --np 4 --quick -- --map-by node "${netns[@]}"
 
 # 2% loss on every link end (a frame between two nodes crosses two).
 up "${NAME}l" --nodes 2 --netns --loss 2%
-hf=$("$GC" hostfile "${NAME}l" --slots 2)
-sub=$("$GC" subnet "${NAME}l")
-lossy="--hostfile $hf --bind-to none --mca plm_rsh_agent $RSH --mca oob_tcp_if_include $sub
-	$GAMMA_ENV --mca pml ob1 --mca btl self,vader,gamma --mca osc pt2pt"
-# shellcheck disable=SC2086
-suite "netns, 4 ranks, 2% loss" --np 4 --quick --only "p2p storm" -- --map-by node $lossy
+mpi_cluster "${NAME}l" --slots 2 || fail "$CLUSTER_ERROR"
+# shellcheck disable=SC2054 # commas: Open MPI's lists
+lossy=("${MPI_CMD[@]:1}" --mca pml ob1 --mca btl self,vader,gamma --mca osc pt2pt)
+suite "netns, 4 ranks, 2% loss" --np 4 --quick --only "p2p storm" -- --map-by node "${lossy[@]}"
 
 # A rank that dies must end the job, not hang it.
 echo "== killed rank"
-# shellcheck disable=SC2086
-"$top/tests/mpi/run-die.sh" --bindir "$SUITE" --np 2 --modes "kill" --timeout 90 -- \
-	--map-by node $netns >"$WORK/die.out" 2>&1
+"$top/tests/mpi/run-die.sh" --bindir "$SUITE" --mpirun "${MPI_CMD[0]}" --np 2 --modes "kill" \
+	--timeout 90 -- --map-by node "${netns[@]}" >"$WORK/die.out" 2>&1
 rc=$?
 cat "$WORK/die.out"
 [ $rc -eq 0 ] || fail "a killed rank did not end the job cleanly"

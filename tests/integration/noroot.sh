@@ -66,10 +66,12 @@ asnobody()
 		env "$@"
 }
 # job RAWD IFACES BTLS: gm-mpi-hello, 2 ranks, as nobody; output in $out.
+# The recipe's plugin paths are asnobody's copies (the ranks run here).
+mpi_ompi
 job()
 {
 	out=$(cd "$WORK/home" && asnobody FI_GAMMA_RAWD="$1" FI_LOG_LEVEL=info \
-		timeout 120 mpirun -np 2 --bind-to none -x FI_GAMMA_RAWD -x FI_LOG_LEVEL \
+		timeout 120 "${MPI_CMD[@]}" -np 2 -x FI_GAMMA_RAWD -x FI_LOG_LEVEL \
 		--mca pml ob1 --mca btl "$3" --mca btl_gamma_if_include "$2" \
 		"$WORK/bin/gm-mpi-hello" 4000000 2>&1)
 }

@@ -12,7 +12,8 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck source=../../tools/lib/mpi.sh
+. "$top/tools/lib/mpi.sh"
 
 fail() { echo "FAIL: $*"; exit 1; }
 command -v mpirun >/dev/null || { echo "SKIP: mpirun not found"; exit 77; }
@@ -31,7 +32,7 @@ log=$(mktemp)
 cluster=
 cleanup()
 {
-	[ -n "$cluster" ] && "$top/tools/gamma-cluster" down "$cluster" >/dev/null 2>&1
+	cluster_down_all
 	rm -f "$log"
 }
 trap cleanup EXIT
@@ -47,14 +48,15 @@ else
 	# shellcheck source=../../tools/gamma-env.sh
 	GAMMA_BUILD_DIR=$build . "$top/tools/gamma-env.sh"
 	name=nk$(($$ % 100000))
-	timeout 60 "$top/tools/gamma-cluster" up "$name" --nodes 4 >"$log" 2>&1 ||
-		fail "gamma-cluster up: $(cat "$log")"
+	CLUSTER_LOG=$log
+	cluster_up "$name" --nodes 4 || fail "$CLUSTER_ERROR"
 	cluster=$name
 	ifaces=$("$top/tools/gamma-cluster" ifaces "$name") || fail "gamma-cluster ifaces"
 	# Four busy-polling ranks share two cores: let idle ranks yield.
 	args="--mca pml ob1 --mca btl self,gamma --mca btl_gamma_if_include $ifaces --mca mpi_yield_when_idle 1"
 	echo "transport: btl gamma over $ifaces"
 fi
+mpi_ompi
 
 # rx_frames I: frames node I's interface has received (flat cluster only).
 rx_frames() { cat "/sys/class/net/gc-$cluster-n$1/statistics/rx_packets"; }
@@ -64,7 +66,7 @@ run() {
 	local np=$1
 	shift
 	# shellcheck disable=SC2086 # $args is a list of mpirun options
-	timeout 120 mpirun -np "$np" --oversubscribe --bind-to none $args "$@" >"$log" 2>&1
+	timeout 120 "${MPI_CMD[@]}" -np "$np" --oversubscribe $args "$@" >"$log" 2>&1
 }
 
 for k in ep is cg mg; do
