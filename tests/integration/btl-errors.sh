@@ -23,7 +23,7 @@ trap cleanup EXIT
 
 mpicc=${MPICC:-mpicc.openmpi}
 command -v "$mpicc" >/dev/null || mpicc=mpicc
-"$mpicc" -O2 -o "$tmp/btl-smoke" "$top/tests/mpi/btl-smoke.c" || fail "cannot build btl-smoke"
+"$mpicc" -O2 -o "$tmp/btl-smoke" "$top/mpi/btl-smoke.c" || fail "cannot build btl-smoke"
 
 # expect NAME OUTPUT WHAT-REGEX FIX-REGEX: each of the 2 ranks printed the
 # message once: its first line matches WHAT, a later line says how to fix

@@ -33,7 +33,7 @@ grep -q "domain: $a\$" <<<"$offered" && grep -q "domain: $b\$" <<<"$offered" ||
 
 mpicc=${MPICC:-mpicc.openmpi}
 command -v "$mpicc" >/dev/null || mpicc=mpicc
-"$mpicc" -O2 -o "$tmp/btl-smoke" "$top/tests/mpi/btl-smoke.c" || fail "cannot build btl-smoke"
+"$mpicc" -O2 -o "$tmp/btl-smoke" "$top/mpi/btl-smoke.c" || fail "cannot build btl-smoke"
 
 mpi_ompi
 for prio in high low; do

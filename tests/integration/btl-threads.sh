@@ -2,11 +2,11 @@
 # MPI_THREAD_MULTIPLE over btl gamma: one rank on each of the two hosts of
 # a --netns cluster, --mca btl self,gamma (nothing else reaches the other
 # host), 4 threads per rank each sending and receiving 8 B .. 1 MiB on its
-# own communicator or tag at once; tests/mpi/threads checks every byte.
+# own communicator or tag at once; mpi/threads checks every byte.
 # Both ranks must open gamma with FI_THREAD_SAFE, and the data must have
 # crossed the cluster's bridge.
 . "$(dirname "$0")/cluster-lib.sh" bt
-PROG=$BUILT/mpi/threads
+PROG=$MPI_PROGS/threads
 [ -x "$PROG" ] || fail "$PROG not built (make check builds the MPI suite)"
 command -v mpirun >/dev/null || skip "mpirun not installed"
 ompi_info 2>/dev/null | grep -q 'MPI_THREAD_MULTIPLE: yes' ||

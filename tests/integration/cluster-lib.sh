@@ -10,6 +10,8 @@ RSH=$top/tools/gamma-rsh
 . "$top/tools/lib/mpi.sh"
 # Check programs are built in the tests build directory (automake runs tests there).
 BUILT=${GM_TESTS_BUILDDIR:-$(pwd)}
+# The MPI programs are built in the build tree's mpi/ (make check builds them).
+MPI_PROGS=${GM_MPI_BUILDDIR:-$BUILT/../mpi}
 RAWFRAME=$BUILT/tools/gm-rawframe
 
 fail()

@@ -22,7 +22,7 @@ mpicc=${MPICC:-mpicc.openmpi}
 command -v "$mpicc" >/dev/null || mpicc=mpicc
 command -v "$mpicc" >/dev/null || skip "mpicc not installed"
 . "$top/tools/gamma-env.sh"
-"$mpicc" -O2 -o "$WORK/until-stop" "$top/tests/mpi/until-stop.c" || fail "cannot build until-stop"
+"$mpicc" -O2 -o "$WORK/until-stop" "$top/mpi/until-stop.c" || fail "cannot build until-stop"
 cap=262144
 
 up "$NAME" --nodes 2 --netns

@@ -2,12 +2,12 @@
 # Idle ranks sleep instead of spinning, and the first frame wakes them:
 # btl_gamma_idle_block (auto: with mpi_yield_when_idle and one rank per
 # host) for ob1 over btl gamma, FI_GAMMA_IDLE_SLEEP for mtl/ofi over the
-# provider.  tests/mpi/idle withholds each message until the waiting rank
+# provider.  mpi/idle withholds each message until the waiting rank
 # is seen asleep (never measures time), then checks every byte; with
 # btl_gamma_idle_block=no the same wait must never see it asleep (--wait-s 3
 # of looking), so the condition is the feature's, not the kernel's.
 . "$(dirname "$0")/cluster-lib.sh" is
-PROG=$BUILT/mpi/idle
+PROG=$MPI_PROGS/idle
 [ -x "$PROG" ] || fail "$PROG not built (make check builds the MPI suite)"
 command -v mpirun >/dev/null || skip "mpirun not installed"
 . "$top/tools/gamma-env.sh"

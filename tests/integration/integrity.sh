@@ -1,11 +1,11 @@
 #!/bin/bash
 # Issue #19: 1 MiB MPI_INT messages over btl gamma, every element checked
-# (tests/mpi/integrity): both directions at once, broadcast, derived types
+# (mpi/integrity): both directions at once, broadcast, derived types
 # whose fragments Open MPI misplaces when they arrive out of order, and a
 # sender that rewrites its buffer the moment MPI_Send returns.  Flat layout,
 # so every byte between the ranks crosses gamma's rendezvous.
 . "$(dirname "$0")/cluster-lib.sh" it
-PROG=$BUILT/mpi/integrity
+PROG=$MPI_PROGS/integrity
 [ -x "$PROG" ] || fail "$PROG not built (make check builds the MPI suite)"
 command -v mpirun >/dev/null || skip "mpirun not installed"
 . "$top/tools/gamma-env.sh"

@@ -2,14 +2,14 @@
 # Issue #16: an MPI job over two rails. Two nodes (one namespace each) with
 # two links each on two bridges; btl gamma opens one module per rail, ob1
 # stripes the rendezvous fragments of 1 MiB messages over both. Every
-# element of every message is checked (tests/mpi/integrity --contiguous:
+# element of every message is checked (mpi/integrity --contiguous:
 # both directions at once, broadcast, a sender refilling its buffer), and
 # FI_GAMMA_STATS must show each rail of the receiving node taking in
 # payload, not just handshakes. (The derived-type case is left out: ob1
 # misplaces such fragments when two BTL modules reorder them, see
 # provider/README.md "Several rails".)
 . "$(dirname "$0")/cluster-lib.sh" mr
-PROG=$BUILT/mpi/integrity
+PROG=$MPI_PROGS/integrity
 [ -x "$PROG" ] || fail "$PROG not built (make check builds the MPI suite)"
 command -v mpirun >/dev/null || skip "mpirun not installed"
 . "$top/tools/gamma-env.sh"

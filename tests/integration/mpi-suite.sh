@@ -1,12 +1,12 @@
 #!/bin/bash
-# The project's MPI suite (tests/mpi) over btl gamma, in both layouts of the
+# The project's MPI suite (mpi/) over btl gamma, in both layouts of the
 # virtual cluster, on 2 and 4 ranks, clean and under 2% frame loss; and a
 # rank killed mid-exchange ends the job instead of hanging it.
 #   flat:  one namespace, one interface per rank, --mca btl self,gamma, so
 #          every byte between ranks crosses gamma;
 #   netns: two "hosts", two ranks each, --mca btl self,vader,gamma.
 . "$(dirname "$0")/cluster-lib.sh" ms
-SUITE=$BUILT/mpi
+SUITE=$MPI_PROGS
 [ -x "$SUITE/p2p" ] || fail "$SUITE/p2p not built (make check builds the suite)"
 command -v mpirun >/dev/null || skip "mpirun not installed"
 . "$top/tools/gamma-env.sh"
@@ -18,7 +18,7 @@ suite() {
 	shift
 	echo "== $label"
 	# --timeout: p2p under 2% loss took 99 s at load 20, near --quick's 120 s
-	"$top/tests/mpi/run-suite.sh" --bindir "$SUITE" --mpirun "${MPI_CMD[0]}" --timeout 600 "$@" \
+	"$top/mpi/run-suite.sh" --bindir "$SUITE" --mpirun "${MPI_CMD[0]}" --timeout 600 "$@" \
 		>"$WORK/suite.out" 2>&1
 	local rc=$?
 	cat "$WORK/suite.out"
@@ -53,7 +53,7 @@ suite "netns, 4 ranks, 2% loss" --np 4 --quick --only "p2p storm" -- --map-by no
 
 # A rank that dies must end the job, not hang it.
 echo "== killed rank"
-"$top/tests/mpi/run-die.sh" --bindir "$SUITE" --mpirun "${MPI_CMD[0]}" --np 2 --modes "kill" \
+"$top/mpi/run-die.sh" --bindir "$SUITE" --mpirun "${MPI_CMD[0]}" --np 2 --modes "kill" \
 	--timeout 90 -- --map-by node "${netns[@]}" >"$WORK/die.out" 2>&1
 rc=$?
 cat "$WORK/die.out"

@@ -12,7 +12,7 @@ mpicc=${MPICC:-mpicc.openmpi}
 command -v "$mpicc" >/dev/null || mpicc=mpicc
 command -v "$mpicc" >/dev/null || skip "mpicc not installed"
 . "$top/tools/gamma-env.sh"
-"$mpicc" -O2 -o "$WORK/silent-peer" "$top/tests/mpi/silent-peer.c" || fail "cannot build silent-peer"
+"$mpicc" -O2 -o "$WORK/silent-peer" "$top/mpi/silent-peer.c" || fail "cannot build silent-peer"
 
 up "$NAME" --nodes 2 --netns
 mpi_cluster "$NAME" || fail "$CLUSTER_ERROR"

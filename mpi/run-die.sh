@@ -29,7 +29,7 @@ case $np in '' | *[!0-9]*) die "--np: not a number: $np" ;; esac
 case $victim in '' | *[!0-9]*) die "--victim: not a number: $victim" ;; esac
 [ "$victim" -lt "$np" ] || die "--victim must be < --np"
 case $tmo in '' | *[!0-9]*) die "--timeout: not a number: $tmo" ;; esac
-[ -x "$bindir/die" ] || die "$bindir/die is not built (run make check or tests/mpi/build, or give --bindir)"
+[ -x "$bindir/die" ] || die "$bindir/die is not built (run make check or mpi/build, or give --bindir)"
 command -v "$mpirun" >/dev/null || die "launcher not found: $mpirun"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -8,7 +8,7 @@
 #   --huge-mib N size of p2p's huge case in MiB (default 256; 0 skips it)
 #   --timeout S  per-program limit in seconds (default 300, 120 with --quick)
 #   --bindir D   where the built programs are (default: this script's directory;
-#                use tests/mpi/mpich for the MPICH build)
+#                use mpi/mpich for the MPICH build)
 #   --mpirun C   launcher (default mpirun; e.g. mpiexec.mpich)
 #   --only L     run only these programs
 #   --allow-finalize-hang  a program that verified everything ("done: ... 0 failed")
@@ -45,7 +45,7 @@ case $np in '' | *[!0-9]*) die "--np: not a number: $np" ;; esac
 case $tmo in '' | *[!0-9]*) die "--timeout: not a number: $tmo" ;; esac
 command -v "$mpirun" >/dev/null || die "launcher not found: $mpirun"
 for p in $only; do
-	[ -x "$bindir/$p" ] || die "$bindir/$p is not built (run make check or tests/mpi/build, or give --bindir)"
+	[ -x "$bindir/$p" ] || die "$bindir/$p is not built (run make check or mpi/build, or give --bindir)"
 done
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
