@@ -73,8 +73,8 @@ static int apply(const uint8_t *secret, size_t len)
 			continue;
 		rc = fi_setopt(&m->ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_AUTH_KEY, secret, len);
 		if (rc) {
-			opal_output(0, "btl gamma: %s: cannot set the job's secret: %s", m->ifname,
-			            fi_strerror(-rc));
+			gamma_show_help("secret refused", m->ifname, fi_strerror(-rc),
+			                gamma_hostname());
 			return OPAL_ERROR;
 		}
 		if (!fi_getopt(&m->ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_KEY_ID, &id, &idlen))
