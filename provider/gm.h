@@ -102,6 +102,7 @@ struct gm_domain {
 	size_t auth_key_len;
 	int refs;
 	pthread_t thread;         /* progresses the domain while the application does not */
+	pthread_cond_t thread_cv; /* its naps end early at close (stop) */
 	uint64_t app_progress_us; /* when the application last drove progress */
 	uint64_t idle_since_us, idle_last_us; /* gm_domain_idle: fi_cq_read found nothing */
 	bool stop;

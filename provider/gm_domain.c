@@ -65,6 +65,19 @@ static int domain_progress(struct gm_domain *dom)
 	return n;
 }
 
+/* Sleep us microseconds with the lock dropped, or until gm_domain_close
+ * signals: FI_GAMMA_PROGRESS_IDLE may be minutes, close must not wait that. */
+static void thread_nap(struct gm_domain *dom, uint64_t us)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	us += (uint64_t)ts.tv_nsec / 1000u;
+	ts.tv_sec += (time_t)(us / 1000000u);
+	ts.tv_nsec = (long)(us % 1000000u) * 1000;
+	pthread_cond_timedwait(&dom->thread_cv, &dom->lock, &ts);
+}
+
 static void *progress_thread(void *arg)
 {
 	struct gm_domain *dom = arg;
@@ -78,9 +91,7 @@ static void *progress_thread(void *arg)
 		/* A blocked waiter progresses when its poll wakes; taking its
 		   frames here would leave it asleep on an empty ring. */
 		if (idle < idle_us || dom->waiters) {
-			pthread_mutex_unlock(&dom->lock);
-			usleep((useconds_t)(idle < idle_us ? idle_us - idle : idle_us));
-			pthread_mutex_lock(&dom->lock);
+			thread_nap(dom, idle < idle_us ? idle_us - idle : idle_us);
 			continue;
 		}
 		if (t < 0 || t > GM_THREAD_MAX_SLEEP_MS)
@@ -104,8 +115,10 @@ static int gm_domain_close(struct fid *fid)
 		return -FI_EBUSY;
 	pthread_mutex_lock(&dom->lock);
 	dom->stop = true;
+	pthread_cond_signal(&dom->thread_cv);
 	pthread_mutex_unlock(&dom->lock);
 	pthread_join(dom->thread, NULL);
+	pthread_cond_destroy(&dom->thread_cv);
 	gm_net_close(dom->net);
 	close(dom->wait_fd);
 	close(dom->wake_fd);
@@ -362,6 +375,11 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 		return ret;
 	}
 	pthread_mutex_init(&dom->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&dom->thread_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	gm_list_init(&dom->eps);
 	dom->app_progress_us = coarse_us();
 	ret = pthread_create(&dom->thread, NULL, progress_thread, dom);
@@ -369,6 +387,7 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 		gm_net_close(dom->net);
 		close(dom->wait_fd);
 		close(dom->wake_fd);
+		pthread_cond_destroy(&dom->thread_cv);
 		pthread_mutex_destroy(&dom->lock);
 		free(dom);
 		return -FI_ENOMEM;

@@ -294,9 +294,14 @@ static ssize_t send_flagged(struct fid_ep *fep, const struct iovec *iov, size_t 
 	pthread_mutex_lock(&ep->dom->lock);
 	ret = ep->enabled ? gm_msg_send(&ep->msg, iov, count, dest, tag, data, context, flags)
 	                  : -FI_EOPBADSTATE;
-	/* Out now: an injecting caller may not call in again for a while. */
-	if (!ret)
-		gm_net_flush(ep->dom->net);
+	/* FI_MORE: the caller sends again at once (fi_endpoint(3)).  A thread
+	 * blocked in a wait passes by no progress pass: out now, then. */
+	if (!ret && !(flags & FI_MORE)) {
+		if (ep->dom->waiters)
+			gm_net_flush(ep->dom->net);
+		else
+			gm_net_kick(ep->dom->net);
+	}
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
 }

@@ -23,8 +23,12 @@
  * wire, but an ETH_P_ALL packet socket sees every outgoing frame as
  * PACKET_OUTGOING.  The filter accepts such a frame only when its
  * destination MAC is ours, which makes it the loopback path; a frame is
- * seen once (the sending socket is never shown its own frames, and we send
- * and receive on different sockets).
+ * seen once (the sending socket is never shown its own frames).  That tap
+ * costs every other outgoing frame a clone and a filter run only to be
+ * dropped (0.35 us per 1514 B frame, perf), so high-class frames to other
+ * hosts leave by the receive socket itself, which the kernel skips; frames
+ * to our own MAC and low-class frames (their own SO_PRIORITY) leave by the
+ * class sockets.
  *
  * Without CAP_NET_RAW, the sockets come from the gamma-rawd helper
  * (gm_rawd.h): its receive socket carries a locked filter (this interface,
@@ -183,6 +187,16 @@ static int bind_iface(struct gm_link *l, int fd, uint16_t proto)
 	return 0;
 }
 
+static int set_tx_opts(int fd, int prio)
+{
+	int sndbuf = 4 << 20;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &prio, sizeof(prio)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) < 0)
+		return -errno;
+	return 0;
+}
+
 static int setup_rx_ring(struct gm_link *l, unsigned ring_kb, unsigned min_frames)
 {
 	int v = TPACKET_V2;
@@ -286,10 +300,10 @@ int gm_link_open(const struct gm_link_cfg *cfg, struct gm_link **out)
 	rc = bind_iface(l, l->rx_fd, ETH_P_ALL);
 	if (rc)
 		goto fail;
+	rc = set_tx_opts(l->rx_fd, GM_PRIO_HIGH);
+	if (rc)
+		goto fail;
 	for (int c = 0; c < 2; c++) {
-		int prio = c == GM_CLASS_HIGH ? GM_PRIO_HIGH : GM_PRIO_LOW;
-		int sndbuf = 4 << 20;
-
 		if (!l->filter_locked) {
 			rc = l->tx_fd[c] = packet_socket(l, "transmit");
 			if (rc < 0)
@@ -299,11 +313,9 @@ int gm_link_open(const struct gm_link_cfg *cfg, struct gm_link **out)
 		rc = bind_iface(l, l->tx_fd[c], 0);
 		if (rc)
 			goto fail;
-		if (setsockopt(l->tx_fd[c], SOL_SOCKET, SO_PRIORITY, &prio, sizeof(prio)) < 0 ||
-		    setsockopt(l->tx_fd[c], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) < 0) {
-			rc = -errno;
+		rc = set_tx_opts(l->tx_fd[c], c == GM_CLASS_HIGH ? GM_PRIO_HIGH : GM_PRIO_LOW);
+		if (rc)
 			goto fail;
-		}
 	}
 	l->dst = (struct sockaddr_ll){
 	    .sll_family = AF_PACKET,
@@ -357,6 +369,14 @@ int gm_link_tx_fd(const struct gm_link *l, enum gm_class cls)
 	return l->tx_fd[cls == GM_CLASS_LOW];
 }
 
+/* The socket a frame leaves by (see the top of this file). */
+static int frame_fd(const struct gm_link *l, enum gm_class cls, const void *frame)
+{
+	if (cls == GM_CLASS_HIGH && memcmp(frame, l->mac, 6))
+		return l->rx_fd;
+	return l->tx_fd[cls == GM_CLASS_LOW];
+}
+
 /* The kernel filter: gm_filter.h. */
 int gm_link_set_ports(struct gm_link *l, const uint16_t *ports, unsigned n)
 {
@@ -384,20 +404,23 @@ int gm_link_send(struct gm_link *l, enum gm_class cls, const struct iovec *frame
 	unsigned done = 0;
 
 	while (done < n) {
-		unsigned m = n - done > 64 ? 64 : n - done;
+		int fd = frame_fd(l, cls, frames[done].iov_base);
+		unsigned m = 0;
 		int rc;
 
-		for (unsigned i = 0; i < m; i++) {
-			msg[i].msg_hdr = (struct msghdr){
+		/* One batch: up to 64 frames that leave by the same socket. */
+		while (m < 64 && done + m < n &&
+		       frame_fd(l, cls, frames[done + m].iov_base) == fd) {
+			msg[m].msg_hdr = (struct msghdr){
 			    .msg_name = &l->dst,
 			    .msg_namelen = sizeof(l->dst),
-			    .msg_iov = (struct iovec *)&frames[done + i],
+			    .msg_iov = (struct iovec *)&frames[done + m],
 			    .msg_iovlen = 1,
 			};
-			memcpy(l->dst.sll_addr, frames[done + i].iov_base, 6);
+			m++;
 		}
 		/* sll_addr is ignored for SOCK_RAW: the frame carries its own header. */
-		rc = sendmmsg(l->tx_fd[cls == GM_CLASS_LOW], msg, m, MSG_DONTWAIT);
+		rc = sendmmsg(fd, msg, m, MSG_DONTWAIT);
 		if (rc > 0) {
 			done += (unsigned)rc;
 			continue;

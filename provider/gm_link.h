@@ -2,8 +2,9 @@
 /*
  * The raw link: AF_PACKET sockets on one interface.  One receive socket
  * with a TPACKET_V2 mmap ring and a kernel filter for our EtherType and
- * open ports; one transmit socket per traffic class, so the kernel (tc)
- * sees the class as the skb priority.  Also port number reservation,
+ * open ports, which also sends the high class to other hosts; one transmit
+ * socket per traffic class for the rest (gm_link.c says why), so the kernel
+ * (tc) sees the class as the skb priority.  Also port number reservation,
  * race-free across the processes of a network namespace.
  */
 #ifndef GM_LINK_H

@@ -37,6 +37,7 @@ struct gm_net {
 	unsigned nports, cap;
 	uint64_t now;         /* time of the current progress pass */
 	unsigned idle_passes; /* progress passes without reading the clock */
+	bool kicked;          /* a send transmitted since the last progress pass */
 	char ifname[32];
 	bool stats;
 	struct gm_log log;
@@ -134,12 +135,12 @@ static void print_stats(const struct gm_net *net)
 	    "retransmits %lu (fast %lu), timeouts %lu, dup %lu, ooo %lu, acks sent %lu rcvd %lu; "
 	    "bad csum %lu hdr %lu port %lu key %lu version %lu; ring drops %lu; probes %lu; "
 	    "bad msg crc %lu; peers failed %lu; bad mac %lu; reorder drops %lu; peers refused %lu "
-	    "reclaimed %lu; restarts %lu challenges %lu\n",
+	    "reclaimed %lu; restarts %lu challenges %lu; tx calls %lu\n",
 	    net->ifname, s.tx_frames, s.tx_bytes, s.tx_high, s.tx_low, s.rx_frames, s.rx_bytes,
 	    s.retransmits, s.fast_retransmits, s.timeouts, s.dup_dropped, s.ooo_buffered,
 	    s.acks_sent, s.acks_rcvd, s.bad_csum, s.bad_hdr, s.bad_port, s.bad_key, s.bad_version,
 	    s.ring_full_drops, s.probes, s.bad_msg_crc, s.peers_failed, s.bad_mac, s.ooo_dropped,
-	    s.peers_refused, s.peers_reclaimed, s.restarts, s.restart_challenges);
+	    s.peers_refused, s.peers_reclaimed, s.restarts, s.restart_challenges, s.tx_calls);
 }
 
 void gm_net_close(struct gm_net *net)
@@ -190,6 +191,7 @@ int gm_net_progress(struct gm_net *net)
 {
 	int n;
 
+	net->kicked = false;
 	if (!gm_link_rx_ready(net->link) && !gm_rel_queued(net->rel) &&
 	    ++net->idle_passes < IDLE_PASSES_PER_CLOCK)
 		return 0;
@@ -204,10 +206,20 @@ int gm_net_flush(struct gm_net *net)
 	return gm_rel_flush(net->rel, now_us());
 }
 
+void gm_net_kick(struct gm_net *net)
+{
+	if (net->kicked)
+		return;
+	net->kicked = true;
+	gm_rel_flush(net->rel, now_us());
+}
+
 int gm_net_timeout_ms(const struct gm_net *net)
 {
 	uint64_t deadline = gm_rel_next_deadline(net->rel), now = now_us();
 
+	if (gm_rel_queued(net->rel)) /* refused by the kernel, or a burst (gm_net_kick) */
+		return 1;
 	if (deadline == UINT64_MAX)
 		return -1;
 	return deadline <= now ? 0 : (int)((deadline - now + 999) / 1000);
@@ -230,7 +242,10 @@ void gm_net_wait_prepare(struct gm_net *net, int timeout_ms, struct gm_net_waits
 	}
 	ws->pfd[0] = (struct pollfd){.fd = gm_link_rx_fd(net->link), .events = POLLIN};
 	ws->nfds = 1;
-	if (gm_rel_queued(net->rel)) { /* the kernel refused frames: wait for room */
+	/* The kernel refused frames: wait for room, also on the receive socket,
+	 * by which high-class frames to other hosts leave. */
+	if (gm_rel_queued(net->rel)) {
+		ws->pfd[0].events |= POLLOUT;
 		ws->pfd[1] = (struct pollfd){.fd = gm_link_tx_fd(net->link, GM_CLASS_HIGH),
 		                             .events = POLLOUT};
 		ws->pfd[2] = (struct pollfd){.fd = gm_link_tx_fd(net->link, GM_CLASS_LOW),

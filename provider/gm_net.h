@@ -135,7 +135,8 @@ struct gm_net_stats {
 	uint64_t ooo_dropped, peers_refused, peers_reclaimed;
 	/* Restarts accepted, and challenges sent to prove one (gm_rel.c). */
 	uint64_t restarts, restart_challenges;
-	uint64_t probes; /* keepalive probes sent to silent, awaited peers */
+	uint64_t probes;   /* keepalive probes sent to silent, awaited peers */
+	uint64_t tx_calls; /* hand-overs to the link (a sendmmsg each, gm_net_kick) */
 };
 
 int gm_net_open(const struct gm_net_params *p, struct gm_net **out);
@@ -147,7 +148,15 @@ size_t gm_net_max_body(const struct gm_net *net);
 int gm_net_progress(struct gm_net *net);
 /* Transmit what gm_peer_send queued, now, without receiving. */
 int gm_net_flush(struct gm_net *net);
-/* Milliseconds until a timer (retransmission, delayed ack) needs progress; -1: none. */
+/*
+ * A send was queued: transmit now if it is the first since the last
+ * progress pass, else leave it for that pass.  A lone request (a ping-pong,
+ * an MPI send) leaves at once; a burst of sends (a message-rate window, an
+ * ob1 pipeline) costs one system call per pass instead of one per send.
+ */
+void gm_net_kick(struct gm_net *net);
+/* Milliseconds until a timer (retransmission, delayed ack) or a queued frame
+ * needs progress; -1: none. */
 int gm_net_timeout_ms(const struct gm_net *net);
 /*
  * Blocking, in two halves so that a caller serializing the net under a lock

@@ -1402,6 +1402,8 @@ static unsigned send_batch(struct gm_rel *rel, enum gm_class cls, struct iovec *
 	int rc = n ? rel->link.send(rel->link.ctx, cls, iov, n) : 0;
 	unsigned sent = rc > 0 ? (unsigned)rc : 0;
 
+	rel->st.tx_calls += n > 0;
+
 	for (unsigned i = 0; i < sent; i++) {
 		if (bufs[i])
 			bufs[i]->sealed = false; /* it left: the next transmission is another */
