@@ -17,17 +17,16 @@ up "$NAME" --nodes 2 --netns --rails 2
 mpi_cluster "$NAME" || fail "$CLUSTER_ERROR"
 n=gc-$NAME-n
 ready=$WORK/ready stop=$WORK/stop
-FI_GAMMA_STATS=1 FI_LOG_LEVEL=warn timeout -k 10 300 "${MPI_CMD[@]}" -np 2 \
+FI_GAMMA_STATS=1 FI_LOG_LEVEL=warn FI_LOG_PROV=gamma timeout -k 10 300 "${MPI_CMD[@]}" -np 2 \
 	"${MPI_BTL_GAMMA[@]}" --mca btl_gamma_if_include "${n}0+${n}0b,${n}1+${n}1b" \
-	-x FI_GAMMA_STATS -x FI_LOG_LEVEL \
+	-x FI_GAMMA_STATS -x FI_LOG_LEVEL -x FI_LOG_PROV \
 	"$WORK/until-stop" "$ready" "$stop" >"$WORK/job.out" 2>&1 &
 job=$!
 BGPIDS="$BGPIDS $job"
 # rounds_past N: wait until the job has verified more than N rounds.
 rounds_past()
 {
-	local i
-	for i in $(seq 1200); do
+	for _ in $(seq 1200); do
 		[ -e "$ready" ] && [ "$(cat "$ready")" -gt "$1" ] && return 0
 		kill -0 $job 2>/dev/null || fail "the job ended: $(tail -30 "$WORK/job.out")"
 		sleep 0.1

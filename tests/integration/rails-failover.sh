@@ -19,13 +19,13 @@ export FI_GAMMA_IFACE="${n}0+${n}0b,${n}1+${n}1b" FI_GAMMA_STATS=1 FI_LOG_LEVEL=
 # once it passed its checkpoint (it then holds until $WORK/resume exists).
 stream()
 {
-	local out=$1 i
+	local out=$1
 	shift
 	rm -f "$WORK/resume"
 	"$STREAM" -c 400 -r "$WORK/resume" "$@" "${n}0+${n}0b" "${n}1+${n}1b" >"$out" 2>&1 &
 	JOB=$!
 	BGPIDS="$BGPIDS $JOB"
-	for i in $(seq 1200); do
+	for _ in $(seq 1200); do
 		grep -q '^checkpoint' "$out" && return 0
 		kill -0 $JOB 2>/dev/null || fail "gm-railstream ended early: $(cat "$out")"
 		sleep 0.05
