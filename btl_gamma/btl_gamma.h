@@ -84,9 +84,12 @@ struct gamma_pool_ctx {
 	size_t capacity;
 };
 
+/* A module's domain name: an interface, or rails a+b (up to 4). */
+#define GAMMA_DOMAIN_NAME_MAX (4 * IF_NAMESIZE)
+
 typedef struct mca_btl_gamma_module_t {
 	mca_btl_base_module_t super;
-	char ifname[IF_NAMESIZE];
+	char ifname[GAMMA_DOMAIN_NAME_MAX];
 	struct fi_info *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
@@ -186,7 +189,7 @@ static inline size_t gamma_frag_len(const mca_btl_gamma_frag_t *frag)
 
 /* Per-module state kept in a modex record, one record per module. */
 struct gamma_modex_addr {
-	char ifname[IF_NAMESIZE];
+	char ifname[GAMMA_DOMAIN_NAME_MAX];
 	uint32_t addrlen;
 	uint8_t addr[GAMMA_ADDR_MAX];
 };

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Which Ethernet interfaces this process drives: the provider offers one
  * domain per interface; btl_gamma_if_include/if_exclude filter them, and with
- * several ranks per host local rank i takes interface i mod n. */
+ * several ranks per host local rank i takes interface i mod n.  An entry
+ * a+b of btl_gamma_if_include is one multi-rail domain over both (the
+ * provider's failover), one module. */
 #include "btl_gamma.h"
 
 #include <errno.h>
@@ -54,6 +56,39 @@ static bool include_usable(const char *name)
 	return exists && up;
 }
 
+static bool in_list(char **list, const char *name)
+{
+	for (int i = 0; list && list[i]; i++)
+		if (!strcmp(list[i], name))
+			return true;
+	return false;
+}
+
+/* The same for every rail of an entry a+b (a rail down now may come back). */
+static bool entry_usable(const char *entry)
+{
+	char **rails = opal_argv_split(entry, '+');
+	bool ok = rails != NULL;
+
+	for (int i = 0; rails && rails[i]; i++)
+		ok &= include_usable(rails[i]);
+	opal_argv_free(rails);
+	return ok;
+}
+
+/* A multi-rail entry is offered when the provider makes its domain. */
+static bool entry_offered(char **offered, const char *entry)
+{
+	struct fi_info *fi = NULL;
+
+	if (in_list(offered, entry))
+		return true;
+	if (!strchr(entry, '+') || gamma_fi_getinfo(entry, &fi))
+		return false;
+	fi_freeinfo(fi);
+	return true;
+}
+
 /* Effective CAP_NET_RAW, read from /proc so no libcap is needed; when it
  * cannot be read, assume present and let the provider answer. */
 bool gamma_have_cap_net_raw(void)
@@ -73,14 +108,6 @@ bool gamma_have_cap_net_raw(void)
 	}
 	fclose(f);
 	return have;
-}
-
-static bool in_list(char **list, const char *name)
-{
-	for (int i = 0; list && list[i]; i++)
-		if (!strcmp(list[i], name))
-			return true;
-	return false;
 }
 
 /* Domains (= interfaces) the provider offers, each once, in its order. */
@@ -143,7 +170,7 @@ int gamma_iface_select(char ***names_out, int *count_out)
 		 * state the provider is in. */
 		incl = opal_argv_split(p->if_include, ',');
 		for (int i = 0; incl && incl[i]; i++)
-			if (include_usable(incl[i]) && !in_list(chosen, incl[i]))
+			if (entry_usable(incl[i]) && !in_list(chosen, incl[i]))
 				opal_argv_append_nosize(&chosen, incl[i]);
 		opal_argv_free(incl);
 		if (!chosen)
@@ -155,7 +182,7 @@ int gamma_iface_select(char ***names_out, int *count_out)
 		incl = chosen;
 		chosen = NULL;
 		for (int i = 0; incl[i]; i++) {
-			if (in_list(offered, incl[i]))
+			if (entry_offered(offered, incl[i]))
 				opal_argv_append_nosize(&chosen, incl[i]);
 			else
 				gamma_show_help("interface not offered", incl[i], gamma_hostname());

@@ -5,8 +5,9 @@
  * that outlives whatever the test does to it by construction.
  *
  *   until-stop READY_FILE STOP_FILE   rank 0 creates READY_FILE after the
- *                                     first verified round and stops the job
- *                                     once STOP_FILE exists.
+ *                                     first verified round (then writes the
+ *                                     rounds done into it every 64) and stops
+ *                                     the job once STOP_FILE exists.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -20,6 +21,19 @@ static const int sizes[] = {200, 300000};
 static uint8_t pat(int src, long round, int i)
 {
 	return (uint8_t)(src * 131 + round * 7 + i * 13 + (i >> 9));
+}
+
+/* READY_FILE says how far the job got (rounds), replaced whole: a test
+ * waits for rounds after whatever it did to the job. */
+static void note_round(const char *path, long round)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (!(f = fopen(tmp, "w")) || fprintf(f, "%ld\n", round) < 0 || fclose(f) ||
+	    rename(tmp, path))
+		MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
 int main(int argc, char **argv)
@@ -59,12 +73,8 @@ int main(int argc, char **argv)
 		}
 		round++;
 		if (rank == 0) {
-			if (round == 1) {
-				FILE *f = fopen(argv[1], "w");
-				if (!f)
-					MPI_Abort(MPI_COMM_WORLD, 2);
-				fclose(f);
-			}
+			if (round == 1 || round % 64 == 0)
+				note_round(argv[1], round);
 			stop = access(argv[2], F_OK) == 0;
 			usleep(2000); /* a steady job, not a busy one: the machine is shared */
 		}

@@ -43,6 +43,7 @@ struct gm_params {
 	int window;
 	int rto_us;
 	int peer_timeout_ms;
+	int rail_timeout_ms; /* several rails: FI_GAMMA_RAIL_TIMEOUT */
 	int rx_ring_kb;
 	size_t rndv_threshold;
 	int ooo_max, ooo_peer_max, peer_max; /* 0: gm_rel.h defaults */
@@ -90,12 +91,17 @@ struct gm_fabric {
 	struct fid_fabric fid;
 };
 
+/* A domain's name: an interface, or several joined by '+' (rails). */
+#define GM_DOMAIN_NAME_MAX (GM_RAILS_MAX * IF_NAMESIZE)
+
 struct gm_domain {
 	struct fid_domain fid;
 	struct gm_fabric *fabric;
-	pthread_mutex_t lock; /* serializes everything below, and every object on it */
-	struct gm_net *net;
-	char ifname[IF_NAMESIZE];
+	pthread_mutex_t lock;              /* serializes everything below, and every object on it */
+	struct gm_net *net;                /* rail 0's (the only one, mostly) */
+	struct gm_net *nets[GM_RAILS_MAX]; /* one per rail; [0] == net */
+	unsigned nrails;
+	char ifname[GM_DOMAIN_NAME_MAX]; /* the domain's name: "eth0" or "eth0+eth1" */
 	uint32_t addr_format;            /* fi_info's: how the AV reads addresses */
 	struct gm_list eps;              /* enabled endpoints, progressed together */
 	uint8_t auth_key[GM_SECRET_MAX]; /* domain_attr->auth_key: gm_net.h struct gm_auth */
@@ -141,8 +147,9 @@ struct gm_av {
 	enum fi_av_type type;
 	uint64_t flags; /* FI_EVENT: inserts complete on the bound EQ */
 	struct gm_eq *eq;
-	struct gm_addr *addrs;
-	bool *valid; /* resolved: usable for sends and found by gm_av_find */
+	struct gm_addr *addrs; /* nrails per entry: its address on each rail */
+	unsigned nrails;       /* the domain's */
+	bool *valid;           /* resolved: usable for sends and found by gm_av_find */
 	size_t count, cap;
 	uint32_t addr_format;     /* the domain's: FI_SOCKADDR_IN(6), or gamma's own */
 	struct gm_av_sin *sins;   /* IP formats: each address as inserted */
@@ -231,11 +238,14 @@ void gm_sa_set_port(union gm_sa *a, uint16_t port);
 int gm_node_sa(const struct gm_node *n, bool source, int family, const char *ifname,
                const uint8_t own[6], union gm_sa *out);
 int gm_sa_straddr(const union gm_sa *a, char *buf, size_t len);
-/* An endpoint's own address in its info's format (fi_getname). */
+/* An endpoint's own address in its info's format (fi_getname); own: one per rail. */
 int gm_addr_name(const struct fi_info *info, const char *ifname, const struct gm_addr *own,
-                 void *addr, size_t *addrlen);
+                 unsigned nrails, void *addr, size_t *addrlen);
 /* The port asked for by info->src_addr (0: any); -FI_EINVAL if malformed. */
-int gm_addr_src_port(const struct fi_info *info, uint16_t *port);
+int gm_addr_src_port(const struct fi_info *info, unsigned nrails, uint16_t *port);
+/* Rails named by a domain name ("a+b": 2), and the r-th one's interface. */
+unsigned gm_rails_count(const char *domain_name);
+int gm_rail_name(const char *domain_name, unsigned r, char out[IF_NAMESIZE]);
 /* gm_eq.c: fabric-level, its own lock (never the domain's) */
 struct gm_eq;
 int gm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
@@ -251,6 +261,11 @@ int gm_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fi
 int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
                    void *context);
 void gm_domain_progress(struct gm_domain *dom);
+/* Every rail's: a transmit pass (gm_net_flush), the next timer (gm_net_timeout_ms). */
+void gm_domain_flush(struct gm_domain *dom);
+/* gm_net_kick on every rail: a send's frames leave now if first since progress. */
+void gm_domain_kick(struct gm_domain *dom);
+int gm_domain_timeout_ms(const struct gm_domain *dom);
 /* What FI_GETWAIT returns; -FI_ENOMEM if it cannot be made ready. */
 int gm_domain_wait_fd(struct gm_domain *dom);
 /* FI_GETWAIT / FI_GETWAITOBJ of a CQ or counter with that wait object. */
@@ -267,8 +282,9 @@ int gm_domain_trywait(struct gm_domain *dom, bool pending);
 int gm_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
                void *context);
 const struct gm_addr *gm_av_get(struct gm_av *av, fi_addr_t fi_addr);
-/* gm_av_index.c */
+/* gm_av_index.c: by rail 0's address, or by another rail's */
 fi_addr_t gm_av_find(struct gm_av *av, const struct gm_addr *addr);
+fi_addr_t gm_av_find_rail(struct gm_av *av, unsigned rail, const struct gm_addr *addr);
 int gm_av_index_rebuild(struct gm_av *av, size_t need);
 void gm_av_index_added(struct gm_av *av, size_t first);
 void gm_av_index_resolved(struct gm_av *av, fi_addr_t fi_addr);

@@ -25,7 +25,7 @@
 
 /* One address of an insert, resolved before the AV is locked. */
 struct av_new {
-	struct gm_addr a;
+	struct gm_addr a[GM_RAILS_MAX]; /* one per rail: [0] mostly */
 	struct gm_av_sin s;
 	int err; /* 0, or the (positive) fabric errno it fails with */
 };
@@ -54,7 +54,7 @@ const struct gm_addr *gm_av_get(struct gm_av *av, fi_addr_t fi_addr)
 		return NULL;
 	if (!av->valid[fi_addr] && av->sins && av->sins[fi_addr].pending)
 		resolve_pending(av, fi_addr);
-	return av->valid[fi_addr] ? &av->addrs[fi_addr] : NULL;
+	return av->valid[fi_addr] ? &av->addrs[fi_addr * av->nrails] : NULL;
 }
 
 /* attr->count is a hint: inserts grow the AV past it, so never reserve more up front */
@@ -70,7 +70,7 @@ static int av_grow(struct gm_av *av, size_t need)
 		cap *= 2;
 	if (cap == av->cap)
 		return 0;
-	struct gm_addr *a = realloc(av->addrs, cap * sizeof(*a));
+	struct gm_addr *a = realloc(av->addrs, cap * av->nrails * sizeof(*a));
 	if (!a)
 		return -FI_ENOMEM;
 	av->addrs = a;
@@ -110,12 +110,12 @@ static void resolve_sa(const struct gm_av *av, const void *in, const uint8_t own
 		memset(n->s.sa.in.sin_zero, 0, sizeof(n->s.sa.in.sin_zero));
 	else
 		n->s.sa.in6.sin6_flowinfo = 0;
-	r = gm_sa_check(&n->s.sa, family, av->dom->ifname, own, n->a.mac);
+	r = gm_sa_check(&n->s.sa, family, av->dom->ifname, own, n->a[0].mac);
 	if (r < 0) {
 		n->err = -r;
 		return;
 	}
-	n->a.port = gm_sa_port(&n->s.sa);
+	n->a[0].port = gm_sa_port(&n->s.sa);
 	n->s.pending = r == GM_SA_PENDING;
 	if (n->s.pending)
 		gm_sa_nudge(&n->s.sa, av->dom->ifname);
@@ -128,9 +128,10 @@ static void resolve_raw(const struct gm_av *av, const void *in, const uint8_t ow
 		resolve_sa(av, in, own, n);
 		return;
 	}
-	memcpy(&n->a, in, sizeof(n->a));
-	if (!mac_ok(n->a.mac))
-		n->err = FI_EINVAL;
+	memcpy(n->a, in, sizeof(n->a[0]) * av->nrails);
+	for (unsigned r = 0; r < av->nrails; r++)
+		if (!mac_ok(n->a[r].mac))
+			n->err = FI_EINVAL;
 }
 
 /*
@@ -141,6 +142,10 @@ static void resolve_raw(const struct gm_av *av, const void *in, const uint8_t ow
 static void resolve_node(const struct gm_av *av, const char *node, uint16_t port,
                          const uint8_t own[6], struct av_new *n)
 {
+	if (av->nrails > 1) {
+		n->err = FI_EINVAL; /* a name says nothing of the other rails */
+		return;
+	}
 	if (av->sins) {
 		struct addrinfo hints = {.ai_family = gm_fmt_family(av->addr_format),
 		                         .ai_socktype = SOCK_DGRAM};
@@ -178,9 +183,9 @@ static void resolve_node(const struct gm_av *av, const char *node, uint16_t port
 		n->err = FI_EADDRNOTAVAIL;
 		return;
 	}
-	if (gm_node_match(&nd, false, av->dom->ifname, own, n->a.mac))
+	if (gm_node_match(&nd, false, av->dom->ifname, own, n->a[0].mac))
 		n->err = FI_EADDRNOTAVAIL;
-	n->a.port = port;
+	n->a[0].port = port;
 	gm_node_free(&nd);
 }
 
@@ -206,7 +211,7 @@ static int av_commit(struct gm_av *av, const struct av_new *nw, size_t count, fi
 
 	pthread_mutex_lock(&av->dom->lock);
 	ret = av_grow(av, av->count + count);
-	if (!ret && 2 * (av->count + count) > av->index_cap)
+	if (!ret && 2 * (av->count + count) * av->nrails > av->index_cap) /* every rail's indexed */
 		ret = gm_av_index_rebuild(av, av->count + count);
 	if (ret) {
 		pthread_mutex_unlock(&av->dom->lock);
@@ -215,7 +220,7 @@ static int av_commit(struct gm_av *av, const struct av_new *nw, size_t count, fi
 	first = av->count;
 	for (size_t i = 0; i < count; i++) {
 		size_t x = first + i;
-		av->addrs[x] = nw[i].a;
+		memcpy(&av->addrs[x * av->nrails], nw[i].a, av->nrails * sizeof(nw[i].a[0]));
 		av->valid[x] = !nw[i].err && !nw[i].s.pending;
 		if (av->sins) {
 			av->sins[x] = nw[i].s;
@@ -256,7 +261,7 @@ static int gm_av_insert(struct fid_av *fav, const void *addr, size_t count, fi_a
                         uint64_t flags, void *context)
 {
 	struct gm_av *av = gm_container_of(fav, struct gm_av, fid);
-	size_t len = gm_fmt_len(av->addr_format);
+	size_t len = gm_fmt_len(av->addr_format) * (av->sins ? 1 : av->nrails);
 	struct av_new *nw;
 	uint8_t own[6];
 	int ret = check_flags(av, flags, context);
@@ -364,7 +369,7 @@ static int gm_av_insertsym(struct fid_av *fav, const char *node, size_t nodecnt,
 			resolve_node(av, name, port, own, h);
 		for (size_t j = 1; j < svccnt; j++) {
 			h[j] = *h;
-			h[j].a.port = (uint16_t)(port + j);
+			h[j].a[0].port = (uint16_t)(port + j);
 			gm_sa_set_port(&h[j].s.sa, (uint16_t)(port + j));
 		}
 	}
@@ -413,7 +418,7 @@ static int gm_av_remove(struct fid_av *fav, fi_addr_t *fi_addr, size_t count, ui
 static int gm_av_lookup(struct fid_av *fav, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 {
 	struct gm_av *av = gm_container_of(fav, struct gm_av, fid);
-	size_t len = gm_fmt_len(av->addr_format);
+	size_t len = gm_fmt_len(av->addr_format) * (av->sins ? 1 : av->nrails);
 	size_t n = *addrlen < len ? *addrlen : len;
 	bool found;
 
@@ -422,7 +427,9 @@ static int gm_av_lookup(struct fid_av *fav, fi_addr_t fi_addr, void *addr, size_
 	found =
 	    fi_addr < av->count && (av->valid[fi_addr] || (av->sins && av->sins[fi_addr].pending));
 	if (found)
-		memcpy(addr, av->sins ? (void *)&av->sins[fi_addr].sa : (void *)&av->addrs[fi_addr],
+		memcpy(addr,
+		       av->sins ? (void *)&av->sins[fi_addr].sa
+		                : (void *)&av->addrs[fi_addr * av->nrails],
 		       n);
 	pthread_mutex_unlock(&av->dom->lock);
 	if (!found)
@@ -434,7 +441,7 @@ static int gm_av_lookup(struct fid_av *fav, fi_addr_t fi_addr, void *addr, size_
 static const char *gm_av_straddr(struct fid_av *fav, const void *addr, char *buf, size_t *len)
 {
 	struct gm_av *av = gm_container_of(fav, struct gm_av, fid);
-	char tmp[64];
+	char tmp[40 * GM_RAILS_MAX];
 	int n;
 
 	if (av->sins) {
@@ -442,10 +449,16 @@ static const char *gm_av_straddr(struct fid_av *fav, const void *addr, char *buf
 		memcpy(&sa, addr, gm_fmt_len(av->addr_format));
 		n = gm_sa_straddr(&sa, tmp, sizeof(tmp));
 	} else {
-		struct gm_addr a;
-		memcpy(&a, addr, sizeof(a));
-		n = snprintf(tmp, sizeof(tmp), "gamma://%02x:%02x:%02x:%02x:%02x:%02x/%u", a.mac[0],
-		             a.mac[1], a.mac[2], a.mac[3], a.mac[4], a.mac[5], a.port);
+		/* several rails: gamma://MAC/PORT+MAC/PORT */
+		n = 0;
+		for (unsigned r = 0; r < av->nrails; r++) {
+			struct gm_addr a;
+			memcpy(&a, (const uint8_t *)addr + r * sizeof(a), sizeof(a));
+			n += snprintf(tmp + n, sizeof(tmp) - (size_t)n,
+			              "%s%02x:%02x:%02x:%02x:%02x:%02x/%u", r ? "+" : "gamma://",
+			              a.mac[0], a.mac[1], a.mac[2], a.mac[3], a.mac[4], a.mac[5],
+			              a.port);
+		}
 	}
 	if (*len > 0) {
 		size_t c = (size_t)n < *len - 1 ? (size_t)n : *len - 1;
@@ -518,6 +531,7 @@ int gm_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av
 	av->gen = 1; /* endpoints start at 0: their first lookup always runs */
 	av->flags = attr->flags & FI_EVENT;
 	av->addr_format = dom->addr_format;
+	av->nrails = dom->nrails;
 	attr->type = av->type;
 	size_t want = attr->count ? attr->count : GM_DEFAULT_AV_COUNT;
 	if (av_grow(av, want < GM_AV_PREALLOC_MAX ? want : GM_AV_PREALLOC_MAX)) {

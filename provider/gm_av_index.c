@@ -13,6 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Several rails: every rail's address of an entry is indexed; a slot then
+ * holds fi_addr * rails + rail + 1, the position of that address in
+ * av->addrs.
+ */
+static unsigned rails(const struct gm_av *av)
+{
+	return av->nrails ? av->nrails : 1;
+}
+
 static size_t slot_of(const struct gm_av *av, const struct gm_addr *addr)
 {
 	uint64_t k = 0;
@@ -21,8 +31,10 @@ static size_t slot_of(const struct gm_av *av, const struct gm_addr *addr)
 	return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 32) & (av->index_cap - 1);
 }
 
-fi_addr_t gm_av_find(struct gm_av *av, const struct gm_addr *addr)
+fi_addr_t gm_av_find_rail(struct gm_av *av, unsigned rail, const struct gm_addr *addr)
 {
+	unsigned n = rails(av);
+
 	if (!av->index_cap)
 		return FI_ADDR_NOTAVAIL;
 	for (size_t s = slot_of(av, addr);; s = (s + 1) & (av->index_cap - 1)) {
@@ -30,21 +42,31 @@ fi_addr_t gm_av_find(struct gm_av *av, const struct gm_addr *addr)
 
 		if (!v)
 			return FI_ADDR_NOTAVAIL;
-		if (!memcmp(&av->addrs[v - 1], addr, sizeof(*addr)))
-			return v - 1;
+		if ((v - 1) % n == rail && !memcmp(&av->addrs[v - 1], addr, sizeof(*addr)))
+			return (v - 1) / n;
 	}
 }
 
-/* Index entry fi_addr, unless its address is indexed already (lower). */
+fi_addr_t gm_av_find(struct gm_av *av, const struct gm_addr *addr)
+{
+	return gm_av_find_rail(av, 0, addr);
+}
+
+/* Index entry fi_addr's addresses, each unless indexed already (lower). */
 static void index_add(struct gm_av *av, fi_addr_t fi_addr)
 {
-	const struct gm_addr *addr = &av->addrs[fi_addr];
-	size_t s = slot_of(av, addr);
+	for (unsigned r = 0, n = rails(av); r < n; r++) {
+		size_t at = fi_addr * n + r;
+		const struct gm_addr *addr = &av->addrs[at];
+		size_t s = slot_of(av, addr);
 
-	for (; av->index[s]; s = (s + 1) & (av->index_cap - 1))
-		if (!memcmp(&av->addrs[av->index[s] - 1], addr, sizeof(*addr)))
-			return;
-	av->index[s] = fi_addr + 1;
+		for (; av->index[s]; s = (s + 1) & (av->index_cap - 1))
+			if ((av->index[s] - 1) % n == r &&
+			    !memcmp(&av->addrs[av->index[s] - 1], addr, sizeof(*addr)))
+				break;
+		if (!av->index[s])
+			av->index[s] = at + 1;
+	}
 }
 
 /* Index every valid entry, in a table for at least `need` of them. */
@@ -52,6 +74,7 @@ int gm_av_index_rebuild(struct gm_av *av, size_t need)
 {
 	size_t cap = av->index_cap ? av->index_cap : 128;
 
+	need *= rails(av);
 	while (cap < 2 * need)
 		cap *= 2;
 	if (cap != av->index_cap) {

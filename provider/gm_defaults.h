@@ -31,6 +31,9 @@
 #define GM_DEFAULT_WINDOW_BYTES    4194304
 #define GM_DEFAULT_RTO_US          2000
 #define GM_DEFAULT_PEER_TIMEOUT_MS 10000
+/* Several rails: frames unacknowledged this long on one rail while another
+ * answers move to the other (gm_msg_rails.c). */
+#define GM_DEFAULT_RAIL_TIMEOUT_MS 50
 #define GM_DEFAULT_RX_RING_KB      8192
 #define GM_DEFAULT_PEER_MAX        4096
 

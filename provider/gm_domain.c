@@ -7,6 +7,7 @@
 #include "gm.h"
 #include "gm_nosys.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,11 +55,20 @@ static uint64_t coarse_us(void)
 	return usec_of(CLOCK_MONOTONIC_COARSE);
 }
 
+static void nets_close(struct gm_domain *dom)
+{
+	for (unsigned r = 0; r < dom->nrails; r++)
+		gm_net_close(dom->nets[r]);
+}
+
 /* Returns the frames received, sent or timed out. */
 static int domain_progress(struct gm_domain *dom)
 {
 	struct gm_list *pos, *tmp;
 	int n = gm_net_progress(dom->net);
+
+	for (unsigned r = 1; r < dom->nrails; r++)
+		n += gm_net_progress(dom->nets[r]);
 
 	gm_list_for_each_safe(&dom->eps, pos, tmp)
 	    gm_msg_progress(&gm_list_entry(pos, struct gm_ep, dom_entry)->msg);
@@ -86,7 +96,7 @@ static void *progress_thread(void *arg)
 	pthread_mutex_lock(&dom->lock);
 	while (!dom->stop) {
 		uint64_t idle = coarse_us() - dom->app_progress_us;
-		int t = gm_net_timeout_ms(dom->net);
+		int t = gm_domain_timeout_ms(dom);
 
 		/* A blocked waiter progresses when its poll wakes; taking its
 		   frames here would leave it asleep on an empty ring. */
@@ -96,9 +106,11 @@ static void *progress_thread(void *arg)
 		}
 		if (t < 0 || t > GM_THREAD_MAX_SLEEP_MS)
 			t = GM_THREAD_MAX_SLEEP_MS;
+		struct pollfd p[GM_RAILS_MAX];
+		for (unsigned r = 0; r < dom->nrails; r++)
+			p[r] = (struct pollfd){.fd = gm_net_fd(dom->nets[r]), .events = POLLIN};
 		pthread_mutex_unlock(&dom->lock);
-		struct pollfd p = {.fd = gm_net_fd(dom->net), .events = POLLIN};
-		poll(&p, 1, t);
+		poll(p, dom->nrails, t);
 		pthread_mutex_lock(&dom->lock);
 		if (!dom->stop && !dom->waiters && coarse_us() - dom->app_progress_us >= idle_us)
 			domain_progress(dom);
@@ -119,13 +131,39 @@ static int gm_domain_close(struct fid *fid)
 	pthread_mutex_unlock(&dom->lock);
 	pthread_join(dom->thread, NULL);
 	pthread_cond_destroy(&dom->thread_cv);
-	gm_net_close(dom->net);
+	nets_close(dom);
 	close(dom->wait_fd);
 	close(dom->wake_fd);
 	pthread_mutex_destroy(&dom->lock);
 	explicit_bzero(dom->auth_key, sizeof(dom->auth_key));
 	free(dom);
 	return 0;
+}
+
+/* Every rail's net: the one-rail case is the common one, and costs nothing more. */
+int gm_domain_timeout_ms(const struct gm_domain *dom)
+{
+	int t = gm_net_timeout_ms(dom->net);
+
+	for (unsigned r = 1; r < dom->nrails; r++) {
+		int u = gm_net_timeout_ms(dom->nets[r]);
+
+		if (u >= 0 && (t < 0 || u < t))
+			t = u;
+	}
+	return t;
+}
+
+void gm_domain_flush(struct gm_domain *dom)
+{
+	for (unsigned r = 0; r < dom->nrails; r++)
+		gm_net_flush(dom->nets[r]);
+}
+
+void gm_domain_kick(struct gm_domain *dom)
+{
+	for (unsigned r = 0; r < dom->nrails; r++)
+		gm_net_kick(dom->nets[r]);
 }
 
 void gm_domain_progress(struct gm_domain *dom)
@@ -177,6 +215,21 @@ int gm_domain_trywait(struct gm_domain *dom, bool pending)
 	return 0;
 }
 
+/* Another rail's half of a wait: its ring, and its earlier timer if any. */
+static void rail_wait_add(struct gm_net *net, int timeout_ms, struct gm_net_waitset *ws)
+{
+	struct gm_net_waitset rs;
+
+	gm_net_wait_prepare(net, timeout_ms, &rs);
+	for (nfds_t i = 0; i < rs.nfds; i++)
+		ws->pfd[ws->nfds++] = rs.pfd[i];
+	if (rs.bounded && (!ws->bounded || rs.ts.tv_sec < ws->ts.tv_sec ||
+	                   (rs.ts.tv_sec == ws->ts.tv_sec && rs.ts.tv_nsec < ws->ts.tv_nsec))) {
+		ws->bounded = true;
+		ws->ts = rs.ts;
+	}
+}
+
 int gm_domain_wait(struct gm_domain *dom, int timeout_ms)
 {
 	struct gm_net_waitset ws;
@@ -191,6 +244,8 @@ int gm_domain_wait(struct gm_domain *dom, int timeout_ms)
 	/* Counted before prepare, whose timers may already write completions. */
 	dom->waiters++;
 	gm_net_wait_prepare(dom->net, timeout_ms, &ws);
+	for (unsigned r = 1; r < dom->nrails; r++)
+		rail_wait_add(dom->nets[r], timeout_ms, &ws);
 	ws.pfd[ws.nfds++] = (struct pollfd){.fd = dom->wake_fd, .events = POLLIN};
 	pthread_mutex_unlock(&dom->lock);
 	ret = gm_net_wait_block(&ws);
@@ -267,10 +322,11 @@ int gm_domain_wait_fd(struct gm_domain *dom)
 
 	pthread_mutex_lock(&dom->lock);
 	if (!dom->wait_fd_net) {
-		if (epoll_ctl(dom->wait_fd, EPOLL_CTL_ADD, gm_net_fd(dom->net), &ev))
-			rc = -FI_ENOMEM;
-		else
-			dom->wait_fd_net = true;
+		for (unsigned r = 0; r < dom->nrails && !rc; r++)
+			if (epoll_ctl(dom->wait_fd, EPOLL_CTL_ADD, gm_net_fd(dom->nets[r]), &ev) &&
+			    errno != EEXIST)
+				rc = -FI_ENOMEM;
+		dom->wait_fd_net = !rc;
 	}
 	pthread_mutex_unlock(&dom->lock);
 	return rc ? rc : dom->wait_fd;
@@ -328,6 +384,37 @@ static struct fi_ops_mr gm_domain_mr_ops = {
     .regattr = gm_mr_regattr,
 };
 
+/*
+ * One net per rail ("eth0+eth1": two).  Several rails take gamma's own
+ * address format only, and each net learns the rail timeout.
+ */
+static int nets_open(struct gm_domain *dom, struct gm_net_params *np)
+{
+	char rail[IF_NAMESIZE];
+	int ret;
+
+	dom->nrails = gm_rails_count(dom->ifname);
+	if (dom->nrails > GM_RAILS_MAX || (dom->nrails > 1 && gm_fmt_ip(dom->addr_format)))
+		return -FI_EINVAL;
+	for (unsigned r = 0; r < dom->nrails; r++) {
+		if (gm_rail_name(dom->ifname, r, rail)) {
+			ret = -FI_EINVAL;
+		} else {
+			np->ifname = rail;
+			np->rail_timeout_ms =
+			    dom->nrails > 1 ? (unsigned)gm_params.rail_timeout_ms : 0;
+			ret = gm_net_open(np, &dom->nets[r]);
+		}
+		if (ret) {
+			dom->nrails = r;
+			nets_close(dom);
+			return ret;
+		}
+	}
+	dom->net = dom->nets[0];
+	return 0;
+}
+
 int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **domain,
                    void *context)
 {
@@ -362,15 +449,14 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 	dom->auth_key_len = info->domain_attr->auth_key_size;
 	if (dom->auth_key_len)
 		memcpy(dom->auth_key, info->domain_attr->auth_key, dom->auth_key_len);
-	np.ifname = dom->ifname;
-	ret = gm_net_open(&np, &dom->net);
+	ret = nets_open(dom, &np);
 	if (ret) {
 		free(dom);
 		return ret;
 	}
 	ret = wait_fds_open(dom);
 	if (ret) {
-		gm_net_close(dom->net);
+		nets_close(dom);
 		free(dom);
 		return ret;
 	}
@@ -384,7 +470,7 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 	dom->app_progress_us = coarse_us();
 	ret = pthread_create(&dom->thread, NULL, progress_thread, dom);
 	if (ret) {
-		gm_net_close(dom->net);
+		nets_close(dom);
 		close(dom->wait_fd);
 		close(dom->wake_fd);
 		pthread_cond_destroy(&dom->thread_cv);

@@ -131,12 +131,14 @@ static int gm_ep_close(struct fid *fid)
 	pthread_mutex_lock(&dom->lock);
 	/* Operations still posted are discarded (fi_endpoint(3)), but the acks
 	   owed for what was delivered go out, or the peers' sends fail. */
-	gm_port_drain(ep->msg.port);
+	for (unsigned r = 0; r < ep->msg.nrails; r++)
+		gm_port_drain(ep->msg.rail_ports[r]);
 	if (gm_params.stats)
 		gm_msg_stats_print(&ep->msg, dom->ifname, stderr);
 	gm_msg_close(&ep->msg);
 	gm_list_del(&ep->dom_entry);
-	gm_port_close(ep->msg.port);
+	for (unsigned r = 0; r < ep->msg.nrails; r++)
+		gm_port_close(ep->msg.rail_ports[r]);
 	if (ep->av)
 		ep->av->refs--;
 	if (ep->eq)
@@ -159,11 +161,13 @@ static int gm_ep_close(struct fid *fid)
 static int gm_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct gm_ep *ep = gm_container_of(fid, struct gm_ep, fid.fid);
-	struct gm_addr a;
+	struct gm_addr a[GM_RAILS_MAX];
 
-	gm_net_mac(ep->dom->net, a.mac);
-	a.port = gm_port_num(ep->msg.port);
-	return gm_addr_name(ep->info, ep->dom->ifname, &a, addr, addrlen);
+	for (unsigned r = 0; r < ep->dom->nrails; r++) {
+		gm_net_mac(ep->dom->nets[r], a[r].mac);
+		a[r].port = gm_port_num(ep->msg.rail_ports[r]);
+	}
+	return gm_addr_name(ep->info, ep->dom->ifname, a, ep->dom->nrails, addr, addrlen);
 }
 
 static int gm_ep_setname(fid_t fid, void *addr, size_t addrlen)
@@ -220,7 +224,10 @@ static int gm_ep_setopt(fid_t fid, int level, int optname, const void *optval, s
 		if (gm_params.require_auth && optlen < GM_SECRET_MIN)
 			return -FI_EACCES;
 		pthread_mutex_lock(&ep->dom->lock);
-		ret = gm_port_set_auth(ep->msg.port, &(struct gm_auth){optval, optlen});
+		ret = 0;
+		for (unsigned r = 0; r < ep->msg.nrails && !ret; r++)
+			ret = gm_port_set_auth(ep->msg.rail_ports[r],
+			                       &(struct gm_auth){optval, optlen});
 		pthread_mutex_unlock(&ep->dom->lock);
 		return ret;
 	}
@@ -298,9 +305,9 @@ static ssize_t send_flagged(struct fid_ep *fep, const struct iovec *iov, size_t 
 	 * blocked in a wait passes by no progress pass: out now, then. */
 	if (!ret && !(flags & FI_MORE)) {
 		if (ep->dom->waiters)
-			gm_net_flush(ep->dom->net);
+			gm_domain_flush(ep->dom);
 		else
-			gm_net_kick(ep->dom->net);
+			gm_domain_kick(ep->dom);
 	}
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
@@ -335,7 +342,7 @@ static ssize_t do_recv(struct fid_ep *fep, const struct iovec *iov, size_t count
 	pthread_mutex_lock(&ep->dom->lock);
 	ret = gm_msg_recv(&ep->msg, iov, count, src, tag, ignore, context, flags);
 	if (!ret) /* a receive may have pulled a waiting rendezvous message */
-		gm_net_flush(ep->dom->net);
+		gm_domain_flush(ep->dom);
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
 }
@@ -485,6 +492,36 @@ static struct fi_ops_tagged gm_tagged_ops = {
     .injectdata = tag_injectdata,
 };
 
+/*
+ * One port per rail (the same number where free; fi_getname tells each).
+ * Rail 0 gets the port asked for, or a free one when it is taken: several
+ * endpoints opened from one fi_info.
+ */
+static int ports_open(struct gm_ep *ep, uint16_t port, const struct gm_auth *auth)
+{
+	struct gm_domain *dom = ep->dom;
+	struct gm_port *ports[GM_RAILS_MAX];
+	int ret = 0;
+
+	for (unsigned r = 0; r < dom->nrails && !ret; r++) {
+		uint16_t want = r ? gm_port_num(ports[0]) : port;
+
+		ret = gm_port_open(dom->nets[r], want, ep->cls, auth, &gm_msg_port_ops, &ep->msg,
+		                   &ports[r]);
+		if (ret == -FI_EADDRINUSE && want) {
+			GM_INFO(FI_LOG_EP_CTRL, "port %u in use: choosing another\n", want);
+			ret = gm_port_open(dom->nets[r], 0, ep->cls, auth, &gm_msg_port_ops,
+			                   &ep->msg, &ports[r]);
+		}
+		if (ret)
+			while (r--)
+				gm_port_close(ports[r]);
+	}
+	if (!ret)
+		gm_msg_set_rails(&ep->msg, ports, dom->nrails);
+	return ret;
+}
+
 int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **fep, void *context)
 {
 	struct gm_domain *dom = gm_container_of(domain, struct gm_domain, fid);
@@ -508,7 +545,7 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 		        GM_SECRET_MIN, GM_SECRET_MAX);
 		return -FI_EACCES;
 	}
-	if (gm_addr_src_port(info, &port))
+	if (gm_addr_src_port(info, dom->nrails, &port))
 		return -FI_EINVAL;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
@@ -534,15 +571,7 @@ int gm_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **
 	ep->fid.atomic = &gm_no_atomic_ops;
 
 	pthread_mutex_lock(&dom->lock);
-	ret =
-	    gm_port_open(dom->net, port, ep->cls, &auth, &gm_msg_port_ops, &ep->msg, &ep->msg.port);
-	if (ret == -FI_EADDRINUSE && port) {
-		/* several endpoints opened from one fi_info: the others get a free
-		   port, which fi_getname reports */
-		GM_INFO(FI_LOG_EP_CTRL, "port %u in use: choosing another\n", port);
-		ret = gm_port_open(dom->net, 0, ep->cls, &auth, &gm_msg_port_ops, &ep->msg,
-		                   &ep->msg.port);
-	}
+	ret = ports_open(ep, port, &auth);
 	if (!ret) {
 		gm_list_add_tail(&dom->eps, &ep->dom_entry);
 		dom->refs++;

@@ -81,6 +81,13 @@ static fi_addr_t up_av_find(void *ctx, const struct gm_addr *addr)
 	return ep->av ? gm_av_find(ep->av, addr) : FI_ADDR_NOTAVAIL;
 }
 
+static fi_addr_t up_av_find_rail(void *ctx, unsigned rail, const struct gm_addr *addr)
+{
+	struct gm_ep *ep = ctx;
+
+	return ep->av ? gm_av_find_rail(ep->av, rail, addr) : FI_ADDR_NOTAVAIL;
+}
+
 static uint64_t up_av_gen(void *ctx)
 {
 	struct gm_ep *ep = ctx;
@@ -103,15 +110,28 @@ static const struct gm_msg_upcalls gm_ep_upcalls = {
     .corrupt = up_corrupt,
     .av_addr = up_av_addr,
     .av_find = up_av_find,
+    .av_find_rail = up_av_find_rail,
     .av_gen = up_av_gen,
     .now_ms = up_now_ms,
 };
+
+/* The smallest frame of the rails: any frame may move to another. */
+static size_t max_body(const struct gm_domain *dom)
+{
+	size_t b = gm_net_max_body(dom->net);
+
+	for (unsigned r = 1; r < dom->nrails; r++)
+		if (gm_net_max_body(dom->nets[r]) < b)
+			b = gm_net_max_body(dom->nets[r]);
+	return b;
+}
 
 void gm_ep_msg_init(struct gm_ep *ep)
 {
 	const struct gm_msg_cfg cfg = {
 	    .prov = &gm_prov,
-	    .max_body = gm_net_max_body(ep->dom->net),
+	    .max_body = max_body(ep->dom),
+	    .rail_timeout_ms = (unsigned)gm_params.rail_timeout_ms,
 	    .rndv_threshold = gm_params.rndv_threshold,
 	    .ux_max = gm_params.ux_max,
 	    .ux_peer_max = gm_params.ux_peer_max,

@@ -57,8 +57,41 @@ static bool iface_listed(const char *list, const char *name)
 
 #define GM_MAX_IFACES 4096
 
-/* Usable interfaces: up, Ethernet, not loopback, in FI_GAMMA_IFACE if set. */
-static int list_ifaces(char names[][IF_NAMESIZE], uint8_t macs[][6], int max)
+unsigned gm_rails_count(const char *name)
+{
+	unsigned n = 1;
+
+	for (const char *p = name; *p; p++)
+		n += *p == '+';
+	return n;
+}
+
+int gm_rail_name(const char *name, unsigned r, char out[IF_NAMESIZE])
+{
+	const char *p = name, *e;
+
+	for (; r && p; r--)
+		p = (p = strchr(p, '+')) ? p + 1 : NULL;
+	if (!p)
+		return -FI_EINVAL;
+	e = strchr(p, '+');
+	size_t l = e ? (size_t)(e - p) : strlen(p);
+	if (!l || l >= IF_NAMESIZE)
+		return -FI_EINVAL;
+	memcpy(out, p, l);
+	out[l] = '\0';
+	return 0;
+}
+
+/* One offer's interfaces: one, or the rails of a multi-rail domain. */
+struct gm_dom_entry {
+	char name[GM_DOMAIN_NAME_MAX];
+	unsigned nrails;
+	uint8_t macs[GM_RAILS_MAX][6];
+};
+
+/* Ethernet interfaces, not loopback: name, MAC, and whether gamma takes it unasked. */
+static int list_ethernet(char names[][IF_NAMESIZE], uint8_t macs[][6], bool *usual, int max)
 {
 	struct ifaddrs *ifa, *i;
 	int n = 0;
@@ -71,17 +104,83 @@ static int list_ifaces(char names[][IF_NAMESIZE], uint8_t macs[][6], int max)
 		struct sockaddr_ll *ll = (struct sockaddr_ll *)i->ifa_addr;
 		if (ll->sll_hatype != ARPHRD_ETHER || (i->ifa_flags & IFF_LOOPBACK))
 			continue;
-		if (gm_params.iface) {
-			if (!iface_listed(gm_params.iface, i->ifa_name))
-				continue;
-		} else if (!(i->ifa_flags & IFF_UP) || is_bridge_port(i->ifa_name)) {
-			continue;
-		}
+		usual[n] = (i->ifa_flags & IFF_UP) && !is_bridge_port(i->ifa_name);
 		memcpy(macs[n], ll->sll_addr, 6);
 		snprintf(names[n++], IF_NAMESIZE, "%s", i->ifa_name);
 	}
 	freeifaddrs(ifa);
 	return n;
+}
+
+/* A multi-rail domain "a+b": every rail an Ethernet interface, none twice. */
+static bool group_entry(const char *group, char (*names)[IF_NAMESIZE], uint8_t (*macs)[6], int n,
+                        struct gm_dom_entry *d)
+{
+	unsigned k = gm_rails_count(group);
+	char rail[IF_NAMESIZE];
+
+	if (k < 2 || k > GM_RAILS_MAX || strlen(group) >= sizeof(d->name))
+		return false;
+	for (unsigned r = 0; r < k; r++) {
+		int i;
+
+		if (gm_rail_name(group, r, rail))
+			return false;
+		for (i = 0; i < n && strcmp(names[i], rail); i++)
+			;
+		if (i == n)
+			return false;
+		for (unsigned q = 0; q < r; q++)
+			if (!memcmp(d->macs[q], macs[i], 6))
+				return false;
+		memcpy(d->macs[r], macs[i], 6);
+	}
+	snprintf(d->name, sizeof(d->name), "%s", group);
+	d->nrails = k;
+	return true;
+}
+
+/*
+ * The domains on offer.  Single interfaces: up, Ethernet, not loopback,
+ * those FI_GAMMA_IFACE lists if set, in the system's order; then its
+ * multi-rail groups ("a+b"), in its order.  A group the hints name is
+ * offered also when FI_GAMMA_IFACE is unset (btl_gamma_if_include a+b).
+ */
+static int list_domains(char (*names)[IF_NAMESIZE], uint8_t (*macs)[6], bool *usual,
+                        struct gm_dom_entry *doms, int max, const char *hint)
+{
+	int n = list_ethernet(names, macs, usual, max), nd = 0;
+	const char *list = gm_params.iface;
+
+	for (int i = 0; i < n && nd < max; i++) {
+		if (list ? !iface_listed(list, names[i]) : !usual[i])
+			continue;
+		snprintf(doms[nd].name, sizeof(doms[nd].name), "%s", names[i]);
+		doms[nd].nrails = 1;
+		memcpy(doms[nd++].macs[0], macs[i], 6);
+	}
+	for (const char *p = list; p && *p && nd < max;) {
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		char group[GM_DOMAIN_NAME_MAX];
+
+		if (l < sizeof(group) && memchr(p, '+', l)) {
+			memcpy(group, p, l);
+			group[l] = '\0';
+			if (group_entry(group, names, macs, n, &doms[nd]))
+				nd++;
+			else
+				GM_INFO(FI_LOG_CORE,
+				        "FI_GAMMA_IFACE: %s is no group of 2 to %d "
+				        "distinct Ethernet interfaces\n",
+				        group, GM_RAILS_MAX);
+		}
+		p = e ? e + 1 : NULL;
+	}
+	if (!list && hint && strchr(hint, '+') && nd < max &&
+	    group_entry(hint, names, macs, n, &doms[nd]))
+		nd++;
+	return nd;
 }
 
 static struct fi_info *info_template(const char *ifname)
@@ -376,9 +475,50 @@ static int set_addrs(struct fi_info *fi, const struct gm_node *node, bool source
 	return 0;
 }
 
-static int getinfo_on(char (*names)[IF_NAMESIZE], uint8_t (*macs)[6], uint32_t version,
-                      const char *node, const char *service, uint64_t flags,
-                      const struct fi_info *hints, struct fi_info **info)
+/*
+ * set_addrs for a multi-rail domain: gamma's own format only, an address
+ * is one (MAC, port) per rail; a node names no such thing.
+ */
+static int set_addrs_rails(struct fi_info *fi, const struct gm_node *node, bool source,
+                           const char *service, uint16_t port, const struct gm_dom_entry *d,
+                           const struct fi_info *h)
+{
+	size_t len = d->nrails * sizeof(struct gm_addr);
+	struct gm_addr *a;
+	uint16_t src_port = source ? port : 0;
+
+	if (gm_fmt_ip(fi->addr_format) || node)
+		return -FI_ENODATA;
+	if (h && h->src_addr) {
+		const struct gm_addr *sa = h->src_addr;
+		if (h->src_addrlen != len)
+			return -FI_ENODATA;
+		for (unsigned r = 0; r < d->nrails; r++)
+			if (memcmp(sa[r].mac, d->macs[r], 6))
+				return -FI_ENODATA;
+		if (!source || !service)
+			src_port = sa[0].port;
+	}
+	if (!(a = calloc(d->nrails, sizeof(*a))))
+		return -FI_ENOMEM;
+	for (unsigned r = 0; r < d->nrails; r++)
+		memcpy(a[r].mac, d->macs[r], 6);
+	a[0].port = src_port;
+	fi->src_addr = a;
+	fi->src_addrlen = len;
+	if (h && h->dest_addr) {
+		if (h->dest_addrlen != len || !(fi->dest_addr = malloc(len)))
+			return h->dest_addrlen != len ? -FI_ENODATA : -FI_ENOMEM;
+		memcpy(fi->dest_addr, h->dest_addr, len);
+		fi->dest_addrlen = len;
+	}
+	return 0;
+}
+
+static int getinfo_on(char (*names)[IF_NAMESIZE], uint8_t (*macs)[6], bool *usual,
+                      struct gm_dom_entry *doms, uint32_t version, const char *node,
+                      const char *service, uint64_t flags, const struct fi_info *hints,
+                      struct fi_info **info)
 {
 	struct fi_info *head = NULL, **tail = &head;
 	struct gm_node nd, *ndp = NULL;
@@ -393,7 +533,8 @@ static int getinfo_on(char (*names)[IF_NAMESIZE], uint8_t (*macs)[6], uint32_t v
 		GM_INFO(FI_LOG_CORE, "service '%s' is not a port number\n", service);
 		return -FI_ENODATA;
 	}
-	n = list_ifaces(names, macs, GM_MAX_IFACES);
+	n = list_domains(names, macs, usual, doms, GM_MAX_IFACES,
+	                 hints && hints->domain_attr ? hints->domain_attr->name : NULL);
 	if (!n) {
 		GM_INFO(FI_LOG_CORE, "no usable Ethernet interface%s%s\n",
 		        gm_params.iface ? " among FI_GAMMA_IFACE=" : "",
@@ -408,14 +549,17 @@ static int getinfo_on(char (*names)[IF_NAMESIZE], uint8_t (*macs)[6], uint32_t v
 		ndp = &nd;
 	}
 	for (int i = 0; i < n && !ret; i++) {
-		struct fi_info *fi = info_template(names[i]);
+		struct fi_info *fi = info_template(doms[i].name);
 		if (!fi) {
 			ret = -FI_ENOMEM;
 			break;
 		}
 		int r = apply_hints(fi, hints) ? 0 : -FI_ENODATA;
-		if (!r)
-			r = set_addrs(fi, ndp, source, service, port, names[i], macs[i], hints);
+		if (!r && doms[i].nrails > 1)
+			r = set_addrs_rails(fi, ndp, source, service, port, &doms[i], hints);
+		else if (!r)
+			r = set_addrs(fi, ndp, source, service, port, doms[i].name, doms[i].macs[0],
+			              hints);
 		if (r) {
 			fi_freeinfo(fi);
 			if (r == -FI_ENOMEM)
@@ -446,12 +590,17 @@ int gm_getinfo(uint32_t version, const char *node, const char *service, uint64_t
 	/* A host whose bridge serves many namespaces may list hundreds. */
 	char(*names)[IF_NAMESIZE] = calloc(GM_MAX_IFACES, sizeof(*names));
 	uint8_t(*macs)[6] = calloc(GM_MAX_IFACES, sizeof(*macs));
+	bool *usual = calloc(GM_MAX_IFACES, sizeof(*usual));
+	struct gm_dom_entry *doms = calloc(GM_MAX_IFACES, sizeof(*doms));
 	int ret = -FI_ENOMEM;
 
 	*info = NULL;
-	if (names && macs)
-		ret = getinfo_on(names, macs, version, node, service, flags, hints, info);
+	if (names && macs && usual && doms)
+		ret = getinfo_on(names, macs, usual, doms, version, node, service, flags, hints,
+		                 info);
 	free(names);
 	free(macs);
+	free(usual);
+	free(doms);
 	return ret;
 }

@@ -28,6 +28,7 @@ struct gm_params gm_params = {
     .window = 0, /* gm_net_open: by the MTU */
     .rto_us = GM_DEFAULT_RTO_US,
     .peer_timeout_ms = GM_DEFAULT_PEER_TIMEOUT_MS,
+    .rail_timeout_ms = GM_DEFAULT_RAIL_TIMEOUT_MS,
     .ux_max = GM_DEFAULT_UX_MAX,
     .ux_peer_max = GM_DEFAULT_UX_PEER_MAX,
     .ux_unknown_max = GM_DEFAULT_UX_UNKNOWN_MAX,
@@ -106,8 +107,10 @@ static void gm_params_read_ux(void)
 static void gm_params_define(void)
 {
 	fi_param_define(&gm_prov, "iface", FI_PARAM_STRING,
-	                "Ethernet interface(s) to use, comma separated (default: every up, "
-	                "non-loopback Ethernet interface)");
+	                "Ethernet interface(s) to use, comma separated, each a domain; "
+	                "eth0+eth1 is one domain over both (rails: failover, up to " GM_STR(
+	                    GM_RAILS_MAX) ") (default: every up, non-loopback Ethernet "
+	                                  "interface)");
 	fi_param_define(&gm_prov, "ethertype", FI_PARAM_INT,
 	                "EtherType of gamma frames (default: " GM_STR(GM_ETHERTYPE_DEFAULT) ")");
 	fi_param_define(&gm_prov, "dq", FI_PARAM_BOOL,
@@ -132,6 +135,12 @@ static void gm_params_define(void)
 	                "the peer (it is probed meanwhile), before a peer is declared dead and "
 	                "its operations complete with FI_EIO (default: " GM_STR(
 	                    GM_DEFAULT_PEER_TIMEOUT_MS) ")");
+	fi_param_define(
+	    &gm_prov, "rail_timeout", FI_PARAM_INT,
+	    "Several rails (FI_GAMMA_IFACE=a+b): milliseconds a rail's frames may "
+	    "wait unacknowledged while another rail to the same peer answers, "
+	    "before they move to that rail; a rail whose link is down moves at "
+	    "its first retransmission timeout (default: " GM_STR(GM_DEFAULT_RAIL_TIMEOUT_MS) ")");
 	fi_param_define(&gm_prov, "rx_ring", FI_PARAM_INT,
 	                "Receive ring size in KiB (default: " GM_STR(GM_DEFAULT_RX_RING_KB) ")");
 	fi_param_define(&gm_prov, "rndv_threshold", FI_PARAM_SIZE_T,
@@ -209,6 +218,8 @@ static void gm_params_read(void)
 		gm_params.rto_us = v;
 	if (!fi_param_get_int(&gm_prov, "peer_timeout", &v) && v > 0)
 		gm_params.peer_timeout_ms = v;
+	if (!fi_param_get_int(&gm_prov, "rail_timeout", &v) && v > 0)
+		gm_params.rail_timeout_ms = v;
 	if (!fi_param_get_int(&gm_prov, "rx_ring", &v) && v > 0)
 		gm_params.rx_ring_kb = v;
 	size_t z;

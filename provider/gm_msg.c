@@ -14,6 +14,7 @@ void gm_msg_init(struct gm_msg *m, const struct gm_msg_cfg *cfg, const struct gm
                  void *up_ctx)
 {
 	*m = (struct gm_msg){.up = up, .up_ctx = up_ctx, .cfg = *cfg};
+	m->nrails = 1;
 	m->min_multi_recv = 64;
 	m->next_recv_id = 1;
 	for (int i = 0; i < 2; i++) {
@@ -28,25 +29,45 @@ void gm_msg_init(struct gm_msg *m, const struct gm_msg_cfg *cfg, const struct gm
 	gm_pool_init(&m->rx_pool, sizeof(struct gm_rx), 2 * cfg->rx_max);
 }
 
+void gm_msg_set_rails(struct gm_msg *m, struct gm_port *const *ports, unsigned n)
+{
+	m->nrails = n;
+	for (unsigned r = 0; r < n; r++)
+		m->rail_ports[r] = ports[r];
+	m->port = ports[0];
+}
+
+/* A connection of peer, on rail (several rails: the other rails join later). */
+struct gm_conn *gm_conn_new(struct gm_msg *m, struct gm_peer *peer, unsigned rail)
+{
+	struct gm_conn *conn = calloc(1, sizeof(*conn));
+
+	if (!conn)
+		return NULL;
+	conn->msg = m;
+	conn->peer = peer;
+	conn->rails[rail] = peer;
+	conn->lead = rail;
+	conn->fi_addr = FI_ADDR_NOTAVAIL;
+	gm_list_init(&conn->tx_queue);
+	gm_list_init(&conn->cts_wait);
+	gm_list_init(&conn->pend_entry);
+	gm_list_init(&conn->rx_parked);
+	gm_list_init(&conn->moved);
+	gm_list_add_tail(&m->conn_list, &conn->msg_entry);
+	gm_peer_set_ctx(peer, conn);
+	return conn;
+}
+
 struct gm_conn *gm_conn_of_peer(struct gm_msg *m, struct gm_peer *peer)
 {
 	struct gm_conn *conn = gm_peer_ctx(peer);
 
 	if (conn)
 		return conn;
-	conn = calloc(1, sizeof(*conn));
-	if (!conn)
-		return NULL;
-	conn->msg = m;
-	conn->peer = peer;
-	conn->fi_addr = FI_ADDR_NOTAVAIL;
-	gm_list_init(&conn->tx_queue);
-	gm_list_init(&conn->cts_wait);
-	gm_list_init(&conn->pend_entry);
-	gm_list_init(&conn->rx_parked);
-	gm_list_add_tail(&m->conn_list, &conn->msg_entry);
-	gm_peer_set_ctx(peer, conn);
-	return conn;
+	if (m->nrails > 1)
+		return gm_rails_conn_of_peer(m, peer);
+	return gm_conn_new(m, peer, 0);
 }
 
 struct gm_conn *gm_msg_conn(struct gm_msg *m, fi_addr_t fi_addr)
@@ -73,9 +94,11 @@ struct gm_conn *gm_msg_conn(struct gm_msg *m, fi_addr_t fi_addr)
 	peer = gm_peer_get(m->port, addr);
 	if (!peer)
 		return NULL;
-	conn = gm_conn_of_peer(m, peer);
-	if (!conn)
+	conn = gm_peer_ctx(peer);
+	if (!conn && !(conn = gm_conn_new(m, peer, 0)))
 		return NULL;
+	if (m->nrails > 1)
+		gm_rails_attach(conn, addr);
 	conn->fi_addr = fi_addr;
 	m->conns[fi_addr] = conn;
 	return conn;
@@ -87,7 +110,9 @@ fi_addr_t gm_conn_src(struct gm_conn *conn)
 	struct gm_msg *m = conn->msg;
 
 	if (conn->fi_addr == FI_ADDR_NOTAVAIL) {
-		fi_addr_t a = m->up->av_find(m->up_ctx, gm_peer_addr(conn->peer));
+		/* rail 0's address names the endpoint in the AV, whichever rail leads */
+		struct gm_peer *p0 = conn->rails[0] ? conn->rails[0] : conn->peer;
+		fi_addr_t a = m->up->av_find(m->up_ctx, gm_peer_addr(p0));
 		if (a != FI_ADDR_NOTAVAIL && gm_msg_conn(m, a) == conn)
 			conn->fi_addr = a;
 	}
@@ -129,9 +154,10 @@ static void port_peer_failed(void *ctx, struct gm_peer *peer, int err)
 	struct gm_list *pos, *tmp;
 	int e = err < 0 ? -err : err;
 
-	if (!conn)
+	if (!conn || !gm_rails_peer_failed(conn, peer, err))
 		return;
 	MSG_WARN(m, "peer fi_addr %ld failed: %s\n", (long)conn->fi_addr, fi_strerror(e));
+	gm_rails_drop_moved(conn, e);
 	gm_list_for_each_safe(&conn->tx_queue, pos, tmp)
 	{
 		struct gm_tx *tx = gm_list_entry(pos, struct gm_tx, entry);
@@ -179,12 +205,16 @@ static void port_peer_failed(void *ctx, struct gm_peer *peer, int err)
 /* Whether an operation waits on the peer (gm_peer_await): asked rarely, so it may search. */
 static bool port_awaited(void *ctx, struct gm_peer *peer)
 {
-	struct gm_msg *m = ctx;
 	struct gm_conn *conn = gm_peer_ctx(peer);
+
+	return conn && conn->peer == peer && gm_conn_awaited(conn);
+}
+
+bool gm_conn_awaited(struct gm_conn *conn)
+{
+	struct gm_msg *m = conn->msg;
 	struct gm_list *pos, *tmp;
 
-	if (!conn)
-		return false;
 	if (!gm_list_empty(&conn->cts_wait) || conn->rx_cur_rx ||
 	    (conn->rx_cur && conn->rx_cur->bound))
 		return true;
@@ -211,6 +241,8 @@ const struct gm_port_ops gm_msg_port_ops = {
     .failed_frame = gm_msg_on_failed_frame,
     .peer_failed = port_peer_failed,
     .awaited = port_awaited,
+    .stalled = gm_rails_on_stalled,
+    .revived = gm_rails_on_revived,
 };
 
 void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
@@ -221,7 +253,7 @@ void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 	        "%lu; frames dropped: malformed %lu bad-type %lu unknown-frag %lu "
 	        "misplaced-frag %lu unknown-cts %lu unknown-rdata %lu misplaced-rdata %lu "
 	        "no-memory %lu; messages cut short %lu; refused (pool full) sends %lu "
-	        "receives %lu\n",
+	        "receives %lu; rail failovers %lu revivals %lu duplicates %lu\n",
 	        ifname, m->port ? gm_port_num(m->port) : 0, (unsigned long)m->st.unknown_held,
 	        (unsigned long)m->st.unknown_released, (unsigned long)m->st.unknown_dropped,
 	        m->st.unknown_peak, (unsigned long)m->st.ux_dropped, m->st.ux_peak,
@@ -230,7 +262,9 @@ void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 	        (unsigned long)m->st.drop_frag_misplaced, (unsigned long)m->st.drop_cts_unknown,
 	        (unsigned long)m->st.drop_rdata_unknown, (unsigned long)m->st.drop_rdata_misplaced,
 	        (unsigned long)m->st.drop_no_memory, (unsigned long)m->st.msgs_cut,
-	        (unsigned long)m->st.tx_refused, (unsigned long)m->st.rx_refused);
+	        (unsigned long)m->st.tx_refused, (unsigned long)m->st.rx_refused,
+	        (unsigned long)m->st.rail_failovers, (unsigned long)m->st.rail_revivals,
+	        (unsigned long)m->st.rail_dups);
 }
 
 void gm_msg_close(struct gm_msg *m)
@@ -284,7 +318,10 @@ void gm_msg_close(struct gm_msg *m)
 	gm_list_for_each_safe(&m->conn_list, pos, tmp)
 	{
 		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, msg_entry);
-		gm_peer_set_ctx(conn->peer, NULL);
+		gm_rails_drop_moved(conn, 0);
+		for (unsigned r = 0; r < GM_RAILS_MAX; r++)
+			if (conn->rails[r])
+				gm_peer_set_ctx(conn->rails[r], NULL);
 		free(conn);
 	}
 	free(m->conns);

@@ -33,6 +33,8 @@
 #define GM_IOV_LIMIT    4
 #define GM_INJECT_SIZE  256
 #define GM_MAX_MSG_SIZE (1ULL << 40)
+/* Interfaces of one multi-rail endpoint (FI_GAMMA_IFACE=eth0+eth1). */
+#define GM_RAILS_MAX 4
 
 /*
  * A message from a source outside the AV is either held until the AV has
@@ -54,6 +56,8 @@ struct gm_msg_cfg {
 	unsigned ux_unknown_hold_ms; /* how long a held message waits for its source */
 	size_t tx_max;               /* sends in flight (until acknowledged): then -FI_EAGAIN */
 	size_t rx_max;               /* receives posted and not completed: then -FI_EAGAIN */
+	unsigned rail_timeout_ms;    /* FI_GAMMA_RAIL_TIMEOUT: a rail's frames unacknowledged
+	                                this long, while another rail answers: moved */
 };
 
 enum gm_msg_side { GM_MSG_TX, GM_MSG_RX };
@@ -88,6 +92,9 @@ struct gm_msg_upcalls {
 	/* The AV: fi_addr's address (NULL: none), an address's fi_addr (FI_ADDR_NOTAVAIL: none). */
 	const struct gm_addr *(*av_addr)(void *ctx, fi_addr_t fi_addr);
 	fi_addr_t (*av_find)(void *ctx, const struct gm_addr *addr);
+	/* Several rails: the fi_addr whose address on rail (> 0) is addr.  av_addr
+	 * then returns the entry's addresses, one per rail. */
+	fi_addr_t (*av_find_rail)(void *ctx, unsigned rail, const struct gm_addr *addr);
 	/* Changes whenever the AV gains addresses (0: no AV). */
 	uint64_t (*av_gen)(void *ctx);
 	/* A monotonic clock, milliseconds. */
@@ -96,10 +103,18 @@ struct gm_msg_upcalls {
 
 struct gm_msg;
 
-/* Upper-half state for one remote endpoint, hung on its gm_peer. */
+/*
+ * Upper-half state for one remote endpoint, hung on its gm_peer (on each,
+ * with several rails: gm_msg_rails.c).
+ */
 struct gm_conn {
 	struct gm_msg *msg;
-	struct gm_peer *peer;
+	struct gm_peer *peer; /* the lead rail's: every frame to the endpoint goes there */
+	struct gm_peer *rails[GM_RAILS_MAX]; /* several rails: the peer on each, or NULL */
+	unsigned lead;                       /* ... peer == rails[lead] */
+	struct gm_list moved;                /* frames taken back from a dead rail, resent first */
+	uint32_t rx_next_msg_id;             /* several rails: messages below it are duplicates */
+	bool rx_msg_known;
 	fi_addr_t fi_addr; /* FI_ADDR_NOTAVAIL until found in the AV */
 	uint32_t next_msg_id;
 	struct gm_list tx_queue; /* frames still to hand to the net, in order */
@@ -213,6 +228,9 @@ struct gm_msg_stats {
 	uint64_t drop_no_memory; /* ... no memory for a new peer or an unexpected message */
 	uint64_t msgs_cut;       /* messages failed (FI_EIO): their sender started another */
 	uint64_t tx_refused, rx_refused; /* operations refused with -FI_EAGAIN: pool full */
+	/* Rails: rails given up (frames moved), rails used again, and frames
+	 * dropped as duplicates of what came on the other rail. */
+	uint64_t rail_failovers, rail_revivals, rail_dups;
 };
 
 /* The protocol state of one endpoint. */
@@ -221,6 +239,9 @@ struct gm_msg {
 	void *up_ctx;
 	struct gm_msg_cfg cfg;
 	struct gm_port *port; /* opened by the caller with gm_msg_port_ops and this as ctx */
+	/* Several rails (gm_msg_set_rails): one port per rail, [0] == port. */
+	struct gm_port *rail_ports[GM_RAILS_MAX];
+	unsigned nrails;
 	/*
 	 * Every gm_tx and gm_rx comes from these, and goes back through one
 	 * function each (gm_tx_free, gm_rx_free).  Sends and receives are
@@ -254,6 +275,8 @@ extern const struct gm_port_ops gm_msg_port_ops;
 
 void gm_msg_init(struct gm_msg *m, const struct gm_msg_cfg *cfg, const struct gm_msg_upcalls *up,
                  void *up_ctx);
+/* A multi-rail endpoint: its port on each rail (ports[0] is m->port). */
+void gm_msg_set_rails(struct gm_msg *m, struct gm_port *const *ports, unsigned n);
 /* The endpoint is closing: drop queued work without completions. */
 void gm_msg_close(struct gm_msg *m);
 ssize_t gm_msg_send(struct gm_msg *m, const struct iovec *iov, size_t count, fi_addr_t dest,

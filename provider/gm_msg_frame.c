@@ -23,6 +23,8 @@ static void on_msg_first(struct gm_msg *m, struct gm_conn *conn, uint8_t type, c
 		         (unsigned long)h.msg_len);
 		return;
 	}
+	if (m->nrails > 1 && gm_rails_dup_msg(conn, h.msg_id))
+		return;
 	if (m->ux_unresolved && conn->fi_addr == FI_ADDR_NOTAVAIL &&
 	    gm_conn_src(conn) != FI_ADDR_NOTAVAIL)
 		gm_ux_resolve_sources(m); /* its held messages come first */
@@ -91,12 +93,16 @@ static void on_frag(struct gm_msg *m, struct gm_conn *conn, const void *body, si
 
 	gm_frag_hdr_decode(body, &f);
 	if (f.msg_id != conn->rx_cur_id || (!conn->rx_cur && !conn->rx_cur_rx)) {
+		if (gm_rails_dup(m))
+			return;
 		m->st.drop_frag_unknown++;
 		MSG_WARN(m, "dropping fragment of unknown message %u\n", f.msg_id);
 		return;
 	}
 	if (conn->rx_cur_rx) {
 		struct gm_rx *rx = conn->rx_cur_rx;
+		if (f.offset < rx->got && gm_rails_dup(m))
+			return;
 		if (f.offset != rx->got || f.offset + dlen > rx->msg_len) {
 			m->st.drop_frag_misplaced++;
 			MSG_WARN(m, "dropping out-of-place fragment\n");
@@ -112,6 +118,8 @@ static void on_frag(struct gm_msg *m, struct gm_conn *conn, const void *body, si
 		return;
 	}
 	struct gm_ux *ux = conn->rx_cur;
+	if (f.offset < ux->have && gm_rails_dup(m))
+		return;
 	if (f.offset != ux->have || f.offset + dlen > ux->msg_len) {
 		m->st.drop_frag_misplaced++;
 		MSG_WARN(m, "dropping out-of-place fragment\n");

@@ -37,7 +37,9 @@
 #define GM_MAX_UNEXPECTED_MEDIUM (16u << 20)
 
 /* gm_msg.c: connections */
+struct gm_conn *gm_conn_new(struct gm_msg *m, struct gm_peer *peer, unsigned rail);
 struct gm_conn *gm_conn_of_peer(struct gm_msg *m, struct gm_peer *peer);
+bool gm_conn_awaited(struct gm_conn *conn);
 fi_addr_t gm_conn_src(struct gm_conn *conn);
 fi_addr_t gm_conn_msg_src(struct gm_conn *conn);
 
@@ -85,6 +87,29 @@ void gm_ux_resolve_sources(struct gm_msg *m);
 void gm_rx_pull(struct gm_rx *rx, uint32_t msg_id);
 void gm_rndv_on_cts(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len);
 void gm_rndv_on_rdata(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len);
+
+/* gm_msg_rails.c: several rails */
+struct gm_conn *gm_rails_conn_of_peer(struct gm_msg *m, struct gm_peer *peer);
+void gm_rails_attach(struct gm_conn *conn, const struct gm_addr *addrs);
+bool gm_rails_peer_failed(struct gm_conn *conn, struct gm_peer *peer, int err);
+int gm_rails_push_moved(struct gm_conn *conn);
+void gm_rails_drop_moved(struct gm_conn *conn, int err);
+void gm_rails_pick_lead(struct gm_conn *conn);
+bool gm_rails_dup_msg(struct gm_conn *conn, uint32_t msg_id); /* several rails only */
+/*
+ * Several rails: a fragment, pull or CTS that matches nothing (or lands
+ * before what was placed already) is a duplicate of one that came on the
+ * other rail: dropped and counted, not reported.  One rail: false.
+ */
+static inline bool gm_rails_dup(struct gm_msg *m)
+{
+	if (m->nrails < 2)
+		return false;
+	m->st.rail_dups++;
+	return true;
+}
+void gm_rails_on_stalled(void *ctx, struct gm_peer *peer, uint64_t now_us, uint64_t stalled_us);
+void gm_rails_on_revived(void *ctx, struct gm_peer *peer);
 
 /* gm_msg_frame.c */
 void gm_msg_on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f);

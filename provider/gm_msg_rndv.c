@@ -55,6 +55,8 @@ void gm_rndv_on_cts(struct gm_msg *m, struct gm_conn *conn, const void *body, si
 		gm_conn_queue(conn, tx);
 		return;
 	}
+	if (gm_rails_dup(m))
+		return;
 	m->st.drop_cts_unknown++;
 	MSG_WARN(m, "dropping CTS for unknown message %u\n", c.msg_id);
 }
@@ -72,6 +74,8 @@ void gm_rndv_on_rdata(struct gm_msg *m, struct gm_conn *conn, const void *body, 
 		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
 		if (rx->id != f.msg_id || rx->conn != conn)
 			continue;
+		if (f.offset < rx->got && gm_rails_dup(m))
+			return;
 		if (f.offset != rx->got || f.offset + dlen > rx->recv_len) {
 			m->st.drop_rdata_misplaced++;
 			MSG_WARN(m, "dropping out-of-place rendezvous data\n");
@@ -86,6 +90,8 @@ void gm_rndv_on_rdata(struct gm_msg *m, struct gm_conn *conn, const void *body, 
 		}
 		return;
 	}
+	if (gm_rails_dup(m))
+		return;
 	m->st.drop_rdata_unknown++;
 	MSG_WARN(m, "dropping rendezvous data for unknown receive %u\n", f.msg_id);
 }

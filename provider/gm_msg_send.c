@@ -129,6 +129,14 @@ void gm_conn_push(struct gm_conn *conn)
 	size_t max_body = conn->msg->cfg.max_body;
 	struct gm_list *pos, *tmp;
 
+	if (conn->msg->nrails > 1) {
+		/* What a dead rail had in flight goes first, on the lead. */
+		gm_rails_pick_lead(conn);
+		if (gm_rails_push_moved(conn)) {
+			conn_mark_pending(conn);
+			return;
+		}
+	}
 	gm_list_for_each_safe(&conn->tx_queue, pos, tmp)
 	{
 		struct gm_tx *tx = gm_list_entry(pos, struct gm_tx, entry);

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +58,18 @@ static int net_send(void *ctx, enum gm_class cls, const struct iovec *frames, un
 	struct gm_net *net = ctx;
 
 	return gm_link_send(net->link, cls, frames, n);
+}
+
+/* Rails: up with carrier.  Asked on retransmission timeouts only. */
+static bool net_link_up(void *ctx)
+{
+	struct gm_net *net = ctx;
+	struct ifreq ifr = {0};
+
+	memcpy(ifr.ifr_name, net->ifname, sizeof(ifr.ifr_name) - 1);
+	if (ioctl(gm_link_rx_fd(net->link), SIOCGIFFLAGS, &ifr))
+		return true; /* cannot tell: the rail timeout decides */
+	return (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
 }
 
 int gm_net_open(const struct gm_net_params *p, struct gm_net **out)
@@ -105,9 +119,10 @@ int gm_net_open(const struct gm_net_params *p, struct gm_net **out)
 	    .ooo_max = p->ooo_max,
 	    .ooo_peer_max = p->ooo_peer_max,
 	    .peer_max = p->peer_max,
+	    .stall_us = p->rail_timeout_ms * 1000u,
 	};
 	gm_link_mac(net->link, cfg.mac);
-	rl = (struct gm_rel_link){.send = net_send, .ctx = net};
+	rl = (struct gm_rel_link){.send = net_send, .up = net_link_up, .ctx = net};
 	rc = gm_rel_create(&cfg, &rl, &net->rel);
 	if (rc) {
 		GM_NET_WARN(&net->log,
@@ -135,12 +150,14 @@ static void print_stats(const struct gm_net *net)
 	    "retransmits %lu (fast %lu), timeouts %lu, dup %lu, ooo %lu, acks sent %lu rcvd %lu; "
 	    "bad csum %lu hdr %lu port %lu key %lu version %lu; ring drops %lu; probes %lu; "
 	    "bad msg crc %lu; peers failed %lu; bad mac %lu; reorder drops %lu; peers refused %lu "
-	    "reclaimed %lu; restarts %lu challenges %lu; tx calls %lu\n",
+	    "reclaimed %lu; restarts %lu challenges %lu; rails failed %lu frames moved %lu revived "
+	    "%lu voided %lu; tx calls %lu\n",
 	    net->ifname, s.tx_frames, s.tx_bytes, s.tx_high, s.tx_low, s.rx_frames, s.rx_bytes,
 	    s.retransmits, s.fast_retransmits, s.timeouts, s.dup_dropped, s.ooo_buffered,
 	    s.acks_sent, s.acks_rcvd, s.bad_csum, s.bad_hdr, s.bad_port, s.bad_key, s.bad_version,
 	    s.ring_full_drops, s.probes, s.bad_msg_crc, s.peers_failed, s.bad_mac, s.ooo_dropped,
-	    s.peers_refused, s.peers_reclaimed, s.restarts, s.restart_challenges, s.tx_calls);
+	    s.peers_refused, s.peers_reclaimed, s.restarts, s.restart_challenges, s.rails_failed,
+	    s.frames_moved, s.rails_revived, s.frames_voided, s.tx_calls);
 }
 
 void gm_net_close(struct gm_net *net)

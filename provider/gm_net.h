@@ -62,6 +62,9 @@ struct gm_net_params {
 	unsigned ooo_peer_max;    /* FI_GAMMA_OOO_PEER_MAX: ... per peer (0: the window) */
 	unsigned peer_max;        /* FI_GAMMA_PEER_MAX: peers frames may create (0: default) */
 	bool stats;               /* FI_GAMMA_STATS: print the counters to stderr at close */
+	/* FI_GAMMA_RAIL_TIMEOUT, for a net that is one rail of several: when
+	 * ops->stalled starts being asked.  0: a single rail, never asked. */
+	unsigned rail_timeout_ms;
 	/* FI_GAMMA_RAWD: the helper that opens the sockets for a process
 	 * without CAP_NET_RAW (gm_rawd.h); NULL or "": none.  Must outlive the net. */
 	const char *rawd;
@@ -115,6 +118,16 @@ struct gm_port_ops {
 	 * peer stays awaited until it fails.
 	 */
 	bool (*awaited)(void *ctx, struct gm_peer *peer);
+	/*
+	 * Rails (gm_net_params.rail_timeout_ms): frames to peer have gone
+	 * unacknowledged for stalled_us; asked at every retransmission
+	 * timeout and, once stalled_us reached half the rail timeout, every
+	 * RTO floor after.  The upper half may move the frames to another rail
+	 * (gm_peer_reclaim).  now_us: the net's clock, as gm_peer_last_heard's.
+	 */
+	void (*stalled)(void *ctx, struct gm_peer *peer, uint64_t now_us, uint64_t stalled_us);
+	/* A dormant peer (gm_peer_reclaim) answered: it takes frames again. */
+	void (*revived)(void *ctx, struct gm_peer *peer);
 };
 
 /* Counters a user can read (FI_GAMMA_STATS=1 prints them at close). */
@@ -135,7 +148,11 @@ struct gm_net_stats {
 	uint64_t ooo_dropped, peers_refused, peers_reclaimed;
 	/* Restarts accepted, and challenges sent to prove one (gm_rel.c). */
 	uint64_t restarts, restart_challenges;
-	uint64_t probes;   /* keepalive probes sent to silent, awaited peers */
+	uint64_t probes; /* keepalive probes sent to silent, awaited peers */
+	/* Rails: peers whose frames were moved to another rail (gm_peer_reclaim),
+	 * the frames moved, dormant peers that answered again, and frames this
+	 * side skipped because their sender moved them (GM_FT_VOID). */
+	uint64_t rails_failed, frames_moved, rails_revived, frames_voided;
 	uint64_t tx_calls; /* hand-overs to the link (a sendmmsg each, gm_net_kick) */
 };
 
@@ -166,7 +183,7 @@ int gm_net_timeout_ms(const struct gm_net *net);
  * (-1: forever) until progress may do something.
  */
 struct gm_net_waitset {
-	struct pollfd pfd[4]; /* the caller may add one */
+	struct pollfd pfd[16]; /* the caller may add 13: other rails' nets, a wake-up */
 	nfds_t nfds;
 	bool bounded;
 	struct timespec ts;
@@ -217,6 +234,40 @@ bool gm_peer_failed(const struct gm_peer *peer);
  * (peer_failed, -FI_EIO) once it has been silent for peer_timeout_ms.
  */
 void gm_peer_await(struct gm_peer *peer);
+
+/*
+ * Rails.  gm_peer_reclaim: the rail to peer is given up while another rail
+ * to the same endpoint works.  Every frame in flight to it is handed back,
+ * oldest first, by fn (its type, and its body: the type header and payload
+ * as queued; valid during the call) and forgotten without failing
+ * anything; in their place the peer sends VOID frames (gm_wire.h), which
+ * make the other side skip them.  The peer is then dormant: it takes no
+ * frame (gm_peer_can_send false), retransmits its VOIDs as probes, is never
+ * failed for silence, and once they are acknowledged it calls ops->revived
+ * and works again with its sequence space intact.  Returns frames handed
+ * back.
+ */
+typedef void (*gm_reclaim_fn)(void *ctx, uint8_t type, const void *body, size_t len, void *cookie);
+unsigned gm_peer_reclaim(struct gm_peer *peer, gm_reclaim_fn fn, void *ctx);
+bool gm_peer_dormant(const struct gm_peer *peer);
+/* Nothing of ours in flight to peer. */
+bool gm_peer_idle(const struct gm_peer *peer);
+/* The port the peer belongs to. */
+struct gm_port *gm_peer_port(const struct gm_peer *peer);
+/* When a valid frame from peer last arrived (ops->stalled's clock); 0: never. */
+uint64_t gm_peer_last_heard(const struct gm_peer *peer);
+/*
+ * Resend the oldest frame to peer now, with the retransmission timeout
+ * back at its floor, once per stall (acknowledgements end a stall).
+ * Returns when that was (0: nothing in flight).  A rail that answers
+ * again after a pause of the whole peer (every rail backed off) gets this
+ * fresh chance before it is given up.
+ */
+uint64_t gm_peer_retry(struct gm_peer *peer, uint64_t now_us);
+/* A keepalive probe to peer (acked, never delivered), unless something is in flight. */
+int gm_peer_probe(struct gm_peer *peer);
+/* False when the peer's interface is down or has no carrier (IFF_RUNNING). */
+bool gm_peer_link_up(const struct gm_peer *peer);
 
 /*
  * Queue one sequenced frame of the given type to peer: thdr (the encoded

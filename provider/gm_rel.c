@@ -71,6 +71,7 @@ struct gm_peer {
 	void *ctx;
 	bool failed, ack_listed, ack_now;
 	bool from_input; /* created by a received frame, not by the upper half */
+	bool dormant;    /* its frames were moved to another rail (gm_peer_reclaim) */
 
 	/* transmit side */
 	uint32_t snd_una, snd_nxt;
@@ -79,6 +80,8 @@ struct gm_peer {
 	unsigned srtt_us, rttvar_us; /* smoothed round trip and its variation; 0: no sample */
 	uint64_t rto_deadline;       /* 0: nothing in flight */
 	uint64_t last_progress;
+	uint64_t stall_due; /* rails: when ops->stalled is asked again (0: half the rail timeout) */
+	uint64_t retry_at;  /* rails: when gm_peer_retry last resent (0: not in this stall) */
 
 	/* keepalive (gm_peer_await) */
 	bool awaited, await_started;
@@ -660,8 +663,8 @@ bool gm_peer_failed(const struct gm_peer *peer)
 
 bool gm_peer_can_send(const struct gm_peer *peer)
 {
-	return !peer->failed && peer->snd_nxt - peer->snd_una < send_limit(peer) &&
-	       pool_avail(peer->port->rel) > 0;
+	return !peer->failed && !peer->dormant &&
+	       peer->snd_nxt - peer->snd_una < send_limit(peer) && pool_avail(peer->port->rel) > 0;
 }
 
 /* The receive window we advertise: frames past rcv_nxt we will accept. */
@@ -692,7 +695,7 @@ static struct gm_buf *tx_frame(struct gm_peer *peer, uint8_t type, size_t body, 
 	if (HDR_LEN + body > rel->cfg.max_frame || type == GM_FT_ACK || !type || type >= GM_FT_MAX)
 		return NULL;
 	*err = -FI_EAGAIN;
-	if (peer->snd_nxt - peer->snd_una >= send_limit(peer))
+	if (peer->dormant || peer->snd_nxt - peer->snd_una >= send_limit(peer))
 		return NULL;
 	b = buf_get(rel);
 	if (!b)
@@ -909,11 +912,20 @@ static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, un
 	}
 	pr->rto_us = peer_rto(rel, pr);
 	pr->last_progress = now;
+	pr->stall_due = 0;
+	pr->retry_at = 0;
 	if (pr->snd_una != pr->snd_nxt && pr->txw[SLOT(rel, pr->snd_una)]->sent) {
 		pr->rto_deadline = now + pr->rto_us;
 		arm(rel, pr->rto_deadline);
 	} else {
 		pr->rto_deadline = 0;
+	}
+	if (pr->dormant && pr->snd_una == pr->snd_nxt && !pr->failed) {
+		/* Every VOID acknowledged: the other side skipped them, the rail works. */
+		pr->dormant = false;
+		rel->st.rails_revived++;
+		if (ops->revived)
+			ops->revived(pctx, pr);
 	}
 }
 
@@ -958,12 +970,79 @@ static void deliver(struct gm_port *port, struct gm_peer *pr, const uint8_t *gm,
 		port->ops->recv(port->ctx, pr, &f);
 }
 
+/* The gap before rcv_nxt closed: hand over what waited behind it. */
+static void deliver_held(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr)
+{
+	while (!pr->failed) {
+		struct gm_buf *b = pr->rxw[SLOT(rel, pr->rcv_nxt)];
+		struct gm_hdr bh;
+
+		if (!b)
+			break;
+		pr->rxw[SLOT(rel, pr->rcv_nxt)] = NULL;
+		pr->ooo--;
+		rel->ooo_total--;
+		pr->rcv_nxt++;
+		pr->unacked++;
+		gm_hdr_decode(b->data, b->len, &bh);
+		deliver(port, pr, b->data, &bh, b->rx_crc, b->body_crc);
+		buf_put(rel, b);
+	}
+}
+
+/*
+ * VOID (gm_wire.h): its sender moved the frames from here up to end to
+ * another rail.  Skip them: drop what is held of them, take end as the
+ * next in order and hand over what waited behind.  It may arrive before,
+ * among or after the frames it voids; one that voids nothing more is a
+ * duplicate.
+ */
+static void receive_void(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr,
+                         const uint8_t *gm, const struct gm_hdr *h, uint64_t now)
+{
+	unsigned w = rel->cfg.window;
+	struct gm_void_hdr v;
+	int32_t skip, span;
+
+	if (h->len < sizeof(v)) {
+		rel->st.bad_hdr++;
+		return;
+	}
+	gm_void_hdr_decode(gm + HDR_LEN, &v);
+	skip = seq_diff(v.end, pr->rcv_nxt);
+	span = seq_diff(v.end, h->seq);
+	if (skip <= 0 || (unsigned)skip > w || span <= 0 || (unsigned)span > w) {
+		rel->st.dup_dropped++;
+		ack_owe(rel, pr, true, now);
+		return;
+	}
+	for (uint32_t s = pr->rcv_nxt; s != v.end; s++) {
+		struct gm_buf *b = pr->rxw[SLOT(rel, s)];
+
+		if (b && b->seq == s) {
+			pr->rxw[SLOT(rel, s)] = NULL;
+			pr->ooo--;
+			rel->ooo_total--;
+			buf_put(rel, b);
+		}
+	}
+	rel->st.frames_voided += (unsigned)skip;
+	pr->rcv_nxt = v.end;
+	deliver_held(rel, port, pr);
+	if (!pr->failed)
+		ack_owe(rel, pr, true, now);
+}
+
 static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr,
                         const uint8_t *gm, const struct gm_hdr *h, uint64_t now)
 {
 	unsigned w = rel->cfg.window;
 	int32_t d = seq_diff(h->seq, pr->rcv_nxt);
 
+	if (h->type == GM_FT_VOID) {
+		receive_void(rel, port, pr, gm, h, now);
+		return;
+	}
 	if (d < 0 || (unsigned)d >= w) {
 		/* Old (our ack was lost) or beyond the window: re-ack at once. */
 		rel->st.dup_dropped++;
@@ -995,22 +1074,7 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 	pr->rcv_nxt++;
 	pr->unacked++;
 	deliver(port, pr, gm, h, rel->rx_crc_known, rel->rx_body_crc);
-	/* The gap may have closed: hand over what waited behind it. */
-	while (!pr->failed) {
-		struct gm_buf *b = pr->rxw[SLOT(rel, pr->rcv_nxt)];
-		struct gm_hdr bh;
-
-		if (!b)
-			break;
-		pr->rxw[SLOT(rel, pr->rcv_nxt)] = NULL;
-		pr->ooo--;
-		rel->ooo_total--;
-		pr->rcv_nxt++;
-		pr->unacked++;
-		gm_hdr_decode(b->data, b->len, &bh);
-		deliver(port, pr, b->data, &bh, b->rx_crc, b->body_crc);
-		buf_put(rel, b);
-	}
+	deliver_held(rel, port, pr);
 	if (pr->failed)
 		return;
 	ack_owe(rel, pr, pr->unacked >= rel->ack_every, now);
@@ -1209,7 +1273,7 @@ void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t no
 
 void gm_peer_await(struct gm_peer *peer)
 {
-	if (peer->awaited || peer->failed)
+	if (peer->awaited || peer->failed || peer->dormant)
 		return;
 	peer->awaited = true;
 	peer->await_started = false;
@@ -1252,10 +1316,154 @@ static bool keepalive(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, uint
 		*next = heard + timeout;
 	if (pr->snd_una != pr->snd_nxt)
 		return false; /* the ack of what is in flight answers as well */
-	if (gm_peer_send(pr, GM_FT_PING, NULL, 0, NULL, 0, &probe_cookie) == 0)
-		rel->st.probes++;
-	else if (now + rel->cfg.rto_us < *next) /* no buffer: try again soon */
+	if (gm_peer_probe(pr) && now + rel->cfg.rto_us < *next) /* no buffer: try again soon */
 		*next = now + rel->cfg.rto_us;
+	return false;
+}
+
+int gm_peer_probe(struct gm_peer *peer)
+{
+	int rc;
+
+	if (peer->snd_una != peer->snd_nxt)
+		return 0; /* the ack of what is in flight answers as well */
+	rc = gm_peer_send(peer, GM_FT_PING, NULL, 0, NULL, 0, &probe_cookie);
+	if (!rc)
+		peer->port->rel->st.probes++;
+	return rc;
+}
+
+/* ---- rails ---- */
+
+/* Rewrite a frame in flight, in place and with its seq, as a VOID up to end. */
+static void make_void(struct gm_buf *b, uint32_t end)
+{
+	uint8_t *gm = b->data + ETH_HLEN;
+	struct gm_void_hdr v = {.end = end};
+	struct gm_hdr h;
+
+	gm_hdr_decode(gm, b->len - ETH_HLEN, &h);
+	h.type = GM_FT_VOID;
+	h.len = sizeof(v);
+	gm_hdr_encode(gm, &h);
+	gm_void_hdr_encode(gm + HDR_LEN, &v);
+	b->len = ETH_HLEN + HDR_LEN + sizeof(v);
+	b->body_crc = gm_crc32c(0, gm + HDR_LEN, sizeof(v));
+	b->cookie = &probe_cookie;
+	b->sealed = false;
+	b->sacked = false;
+	b->fast_done = false;
+}
+
+unsigned gm_peer_reclaim(struct gm_peer *peer, gm_reclaim_fn fn, void *ctx)
+{
+	struct gm_rel *rel = peer->port->rel;
+	unsigned moved = 0;
+	int err;
+
+	if (peer->failed || peer->dormant)
+		return 0;
+	for (uint32_t s = peer->snd_una; s != peer->snd_nxt; s++) {
+		struct gm_buf *b = peer->txw[SLOT(rel, s)];
+		const uint8_t *gm = b->data + ETH_HLEN;
+
+		if (b->cookie != &probe_cookie) {
+			fn(ctx, gm[offsetof(struct gm_hdr, type)], gm + HDR_LEN,
+			   b->len - ETH_HLEN - HDR_LEN, b->cookie);
+			moved++;
+		}
+		make_void(b, peer->snd_nxt);
+	}
+	if (peer->snd_una == peer->snd_nxt) {
+		/* Nothing in flight: one VOID of its own, the probe that revives it. */
+		struct gm_buf *b =
+		    tx_frame(peer, GM_FT_VOID, sizeof(struct gm_void_hdr), &probe_cookie, &err);
+
+		if (b) {
+			gm_void_hdr_encode(b->data + ETH_HLEN + HDR_LEN,
+			                   &(struct gm_void_hdr){.end = b->seq + 1});
+			b->body_crc =
+			    gm_crc32c(0, b->data + ETH_HLEN + HDR_LEN, sizeof(struct gm_void_hdr));
+			tx_queue(peer, b);
+		}
+	}
+	peer->dormant = true;
+	peer->awaited = false;
+	rel->st.rails_failed++;
+	rel->st.frames_moved += moved;
+	return moved;
+}
+
+uint64_t gm_peer_retry(struct gm_peer *peer, uint64_t now)
+{
+	struct gm_rel *rel = peer->port->rel;
+
+	if (!peer->retry_at && peer->snd_una != peer->snd_nxt) {
+		struct gm_buf *b = peer->txw[SLOT(rel, peer->snd_una)];
+
+		if (b->sent)
+			retransmit(rel, b, RETX_RTO);
+		peer->rto_us = peer_rto(rel, peer);
+		peer->rto_deadline = now + peer->rto_us;
+		arm(rel, peer->rto_deadline);
+		peer->retry_at = now;
+	}
+	return peer->retry_at;
+}
+
+bool gm_peer_dormant(const struct gm_peer *peer)
+{
+	return peer->dormant;
+}
+
+bool gm_peer_idle(const struct gm_peer *peer)
+{
+	return peer->snd_una == peer->snd_nxt;
+}
+
+struct gm_port *gm_peer_port(const struct gm_peer *peer)
+{
+	return peer->port;
+}
+
+uint64_t gm_peer_last_heard(const struct gm_peer *peer)
+{
+	return peer->last_heard;
+}
+
+bool gm_peer_link_up(const struct gm_peer *peer)
+{
+	const struct gm_rel *rel = peer->port->rel;
+
+	return !rel->link.up || rel->link.up(rel->link.ctx);
+}
+
+/*
+ * Rails (cfg.stall_us): tell the upper half that frames to the peer wait
+ * unacknowledged, at every retransmission timeout (it checks the link) and,
+ * once they have waited half the rail timeout, every RTO floor (it compares
+ * with the other rails).  Returns true if it moved them (the peer is
+ * dormant now).
+ */
+static bool stall_check(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, uint64_t *next)
+{
+	const struct gm_port_ops *ops = pr->port->ops;
+	const uint64_t half = rel->cfg.stall_us / 2;
+	uint64_t due;
+
+	if (!rel->cfg.stall_us || !ops->stalled || pr->dormant)
+		return false;
+	due = pr->stall_due ? pr->stall_due : pr->last_progress + half;
+	if (now >= due || now >= pr->rto_deadline) {
+		if (now - pr->last_progress >= half)
+			pr->stall_due = now + rel->cfg.rto_us;
+		ops->stalled(pr->port->ctx, pr, now, now - pr->last_progress);
+		if (pr->dormant || pr->failed)
+			return true;
+		due = pr->stall_due ? pr->stall_due : pr->last_progress + half;
+	}
+	if (due < *next)
+		*next = due;
 	return false;
 }
 
@@ -1263,9 +1471,15 @@ static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, ui
 {
 	if (pr->failed || (pr->awaited && keepalive(rel, pr, now, next)) || !pr->rto_deadline)
 		return;
-	if (now - pr->last_progress >= rel->cfg.peer_timeout_ms * 1000ull) {
+	/* A dormant peer probes until its rail comes back: never failed for silence. */
+	if (!pr->dormant && now - pr->last_progress >= rel->cfg.peer_timeout_ms * 1000ull) {
 		rel->st.timeouts++;
 		fail_peer(rel, pr, -FI_EIO);
+		return;
+	}
+	if (stall_check(rel, pr, now, next)) {
+		if (pr->rto_deadline && pr->rto_deadline < *next) /* its VOIDs' timer */
+			*next = pr->rto_deadline;
 		return;
 	}
 	if (now >= pr->rto_deadline) {
@@ -1295,11 +1509,14 @@ static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, ui
 			}
 		}
 		pr->rto_us = pr->rto_us * 2 > rel->rto_cap_us ? rel->rto_cap_us : pr->rto_us * 2;
+		/* A dead rail is probed every rail timeout, so it is soon used again. */
+		if (pr->dormant && rel->cfg.stall_us && pr->rto_us > rel->cfg.stall_us)
+			pr->rto_us = rel->cfg.stall_us;
 		pr->rto_deadline = now + pr->rto_us;
 	}
 	if (pr->rto_deadline < *next)
 		*next = pr->rto_deadline;
-	if (pr->last_progress + rel->cfg.peer_timeout_ms * 1000ull < *next)
+	if (!pr->dormant && pr->last_progress + rel->cfg.peer_timeout_ms * 1000ull < *next)
 		*next = pr->last_progress + rel->cfg.peer_timeout_ms * 1000ull;
 }
 

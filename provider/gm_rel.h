@@ -50,6 +50,8 @@ struct gm_rel_cfg {
 	unsigned ooo_peer_max;
 	/* Peers that received frames may create (0: GM_DEFAULT_PEER_MAX). */
 	size_t peer_max;
+	/* One rail of several: ops->stalled is asked from this stall on (0: never). */
+	unsigned stall_us;
 };
 
 struct gm_rel_link {
@@ -60,6 +62,8 @@ struct gm_rel_link {
 	 * call.
 	 */
 	int (*send)(void *ctx, enum gm_class cls, const struct iovec *frames, unsigned n);
+	/* Whether the interface is up and has carrier (NULL: always). */
+	bool (*up)(void *ctx);
 	void *ctx;
 };
 

@@ -287,12 +287,14 @@ int gm_sa_straddr(const union gm_sa *a, char *buf, size_t len)
 }
 
 int gm_addr_name(const struct fi_info *info, const char *ifname, const struct gm_addr *own,
-                 void *addr, size_t *addrlen)
+                 unsigned nrails, void *addr, size_t *addrlen)
 {
 	size_t want = *addrlen, len = gm_fmt_len(info->addr_format);
 	int family = gm_fmt_family(info->addr_format);
 	union gm_sa a;
 
+	if (!gm_fmt_ip(info->addr_format))
+		len *= nrails; /* gamma's own format: one (MAC, port) per rail */
 	*addrlen = len;
 	if (!gm_fmt_ip(info->addr_format)) {
 		if (want < len)
@@ -313,7 +315,7 @@ int gm_addr_name(const struct fi_info *info, const char *ifname, const struct gm
 	return 0;
 }
 
-int gm_addr_src_port(const struct fi_info *info, uint16_t *port)
+int gm_addr_src_port(const struct fi_info *info, unsigned nrails, uint16_t *port)
 {
 	size_t len = gm_fmt_len(info->addr_format);
 	union gm_sa a;
@@ -321,6 +323,8 @@ int gm_addr_src_port(const struct fi_info *info, uint16_t *port)
 	*port = 0;
 	if (!info->src_addr)
 		return 0;
+	if (!gm_fmt_ip(info->addr_format))
+		len *= nrails; /* rail 0's port first */
 	if (info->src_addrlen != len)
 		return -FI_EINVAL;
 	if (!gm_fmt_ip(info->addr_format)) {

@@ -19,6 +19,8 @@ size_t gm_wire_type_hlen(uint8_t type)
 		return sizeof(struct gm_frag_hdr);
 	case GM_FT_CTS:
 		return sizeof(struct gm_cts_hdr);
+	case GM_FT_VOID:
+		return sizeof(struct gm_void_hdr);
 	default:
 		return 0;
 	}
@@ -145,6 +147,21 @@ void gm_cts_hdr_decode(const void *buf, struct gm_cts_hdr *c)
 	c->msg_id = be32toh(w.msg_id);
 	c->recv_id = be32toh(w.recv_id);
 	c->len = be64toh(w.len);
+}
+
+void gm_void_hdr_encode(void *buf, const struct gm_void_hdr *v)
+{
+	uint32_t end = htobe32(v->end);
+
+	memcpy(buf, &end, sizeof(end));
+}
+
+void gm_void_hdr_decode(const void *buf, struct gm_void_hdr *v)
+{
+	uint32_t end;
+
+	memcpy(&end, buf, sizeof(end));
+	v->end = be32toh(end);
 }
 
 /* The header part of the checksum, after the body's CRC: the tag counts as zero. */

@@ -40,6 +40,7 @@ enum gm_ftype {
 	GM_FT_CTS = 6,   /* receiver pulls a rendezvous message: gm_cts_hdr */
 	GM_FT_RDATA = 7, /* pulled data: gm_frag_hdr (id = receiver's) + data */
 	GM_FT_PING = 8,  /* keepalive probe: no body; acked, never delivered */
+	GM_FT_VOID = 9,  /* frames moved to another rail: gm_void_hdr; acked, never delivered */
 	GM_FT_MAX
 };
 
@@ -92,7 +93,8 @@ struct gm_hdr {
 
 /* First (or only) frame of a message: EAGER, START, RTS.  36 bytes. */
 struct gm_msg_hdr {
-	uint32_t msg_id;  /* sender's message id, unique per peer while live */
+	uint32_t msg_id;  /* sender's message id: +1 per message to a peer, so that a
+	                     receiver drops one it already had (moved between rails) */
 	uint32_t mflags;  /* GM_M_* */
 	uint64_t tag;     /* tagged messages only */
 	uint64_t data;    /* remote CQ data (GM_M_DATA) */
@@ -117,6 +119,19 @@ struct gm_cts_hdr {
 	uint64_t len;     /* bytes to send (<= msg_len: truncation) */
 } __attribute__((packed));
 
+/*
+ * VOID: the sender moved this frame, and every other one from its seq up
+ * to (not including) end, to another rail (gm_peer_reclaim, gm_net.h).
+ * The receiver skips that range, whatever of it it holds or still gets;
+ * what it already delivered the message protocol recognises when it comes
+ * again on the other rail.  Only multi-rail endpoints send it; a receiver
+ * that predates it drops it as an unknown type, and never has rails.
+ * 4 bytes.
+ */
+struct gm_void_hdr {
+	uint32_t end;
+} __attribute__((packed));
+
 /* ACK payload: bit i set = frame (ack + 1 + i) received out of order. */
 struct gm_ack_body {
 	uint64_t sack;
@@ -127,6 +142,7 @@ _Static_assert(offsetof(struct gm_hdr, tag) == GM_HDR_TAG_OFF, "tag offset");
 _Static_assert(sizeof(struct gm_msg_hdr) == 36, "gm_msg_hdr is 36 bytes");
 _Static_assert(sizeof(struct gm_frag_hdr) == 16, "gm_frag_hdr is 16 bytes");
 _Static_assert(sizeof(struct gm_cts_hdr) == 16, "gm_cts_hdr is 16 bytes");
+_Static_assert(sizeof(struct gm_void_hdr) == 4, "gm_void_hdr is 4 bytes");
 
 /* Size of the type-specific header for each frame type (0 if unknown). */
 size_t gm_wire_type_hlen(uint8_t type);
@@ -215,6 +231,8 @@ void gm_frag_hdr_encode(void *buf, const struct gm_frag_hdr *f);
 void gm_frag_hdr_decode(const void *buf, struct gm_frag_hdr *f);
 void gm_cts_hdr_encode(void *buf, const struct gm_cts_hdr *c);
 void gm_cts_hdr_decode(const void *buf, struct gm_cts_hdr *c);
+void gm_void_hdr_encode(void *buf, const struct gm_void_hdr *v);
+void gm_void_hdr_decode(const void *buf, struct gm_void_hdr *v);
 
 /*
  * CRC-32C (Castagnoli), hardware-accelerated where the CPU has it; chains:

@@ -124,3 +124,35 @@ Test(av, unresolved_entries_are_found_once_resolved)
 	cr_assert_eq(gm_av_find(&av, &a[1]), FI_ADDR_NOTAVAIL);
 	cr_assert_eq(av.gen, gen + 1, "held messages must look again");
 }
+
+/* Several rails: each entry's address on every rail is found, on its rail only. */
+Test(av, two_rails_find_each_rail_address)
+{
+	enum { N = 3000 };
+
+	av.nrails = 2;
+	for (unsigned i = 0; i < N; i++) {
+		if (av.count + 1 > av.cap) {
+			av.cap = (av.count + 1) * 2;
+			av.addrs = realloc(av.addrs, av.cap * 2 * sizeof(*av.addrs));
+			av.valid = realloc(av.valid, av.cap * sizeof(*av.valid));
+			cr_assert(av.addrs && av.valid);
+		}
+		if (2 * (av.count + 1) * 2 > av.index_cap)
+			cr_assert_eq(gm_av_index_rebuild(&av, av.count + 1), 0);
+		av.addrs[2 * av.count] = addr_of(i);
+		av.addrs[2 * av.count + 1] = addr_of(100000 + i);
+		av.valid[av.count++] = true;
+		gm_av_index_added(&av, av.count - 1);
+	}
+	cr_assert_geq(av.index_cap, 4 * N, "room for both rails' addresses");
+	for (unsigned i = 0; i < N; i++) {
+		struct gm_addr a0 = addr_of(i), a1 = addr_of(100000 + i);
+
+		cr_assert_eq(gm_av_find(&av, &a0), i);
+		cr_assert_eq(gm_av_find_rail(&av, 1, &a1), i);
+		cr_assert_eq(gm_av_find(&av, &a1), FI_ADDR_NOTAVAIL,
+		             "rail 1's address is not rail 0's");
+		cr_assert_eq(gm_av_find_rail(&av, 1, &a0), FI_ADDR_NOTAVAIL);
+	}
+}

@@ -772,7 +772,8 @@ Test(msg, dropped_frames_are_counted)
 	                          "B); sends lost 0; frames dropped: malformed 1 bad-type 3 "
 	                          "unknown-frag 1 misplaced-frag 1 unknown-cts 1 unknown-rdata 1 "
 	                          "misplaced-rdata 1 no-memory 0; messages cut short 2; refused "
-	                          "(pool full) sends 0 receives 0\n"),
+	                          "(pool full) sends 0 receives 0; rail failovers 0 revivals 0 "
+	                          "duplicates 0\n"),
 	             0, "%s", line);
 	free(line);
 	gm_rel_port_close(r.port);
