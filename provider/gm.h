@@ -263,7 +263,7 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 void gm_domain_progress(struct gm_domain *dom);
 /* Every rail's: a transmit pass (gm_net_flush), the next timer (gm_net_timeout_ms). */
 void gm_domain_flush(struct gm_domain *dom);
-/* gm_net_kick on every rail: a send's frames leave now if first since progress. */
+/* After a send: gm_net_kick on every rail, or a flush while a thread waits. */
 void gm_domain_kick(struct gm_domain *dom);
 int gm_domain_timeout_ms(const struct gm_domain *dom);
 /* What FI_GETWAIT returns; -FI_ENOMEM if it cannot be made ready. */

@@ -162,6 +162,11 @@ void gm_domain_flush(struct gm_domain *dom)
 
 void gm_domain_kick(struct gm_domain *dom)
 {
+	/* A thread blocked in a wait passes by no progress pass: out now, then. */
+	if (dom->waiters) {
+		gm_domain_flush(dom);
+		return;
+	}
 	for (unsigned r = 0; r < dom->nrails; r++)
 		gm_net_kick(dom->nets[r]);
 }

@@ -301,14 +301,9 @@ static ssize_t send_flagged(struct fid_ep *fep, const struct iovec *iov, size_t 
 	pthread_mutex_lock(&ep->dom->lock);
 	ret = ep->enabled ? gm_msg_send(&ep->msg, iov, count, dest, tag, data, context, flags)
 	                  : -FI_EOPBADSTATE;
-	/* FI_MORE: the caller sends again at once (fi_endpoint(3)).  A thread
-	 * blocked in a wait passes by no progress pass: out now, then. */
-	if (!ret && !(flags & FI_MORE)) {
-		if (ep->dom->waiters)
-			gm_domain_flush(ep->dom);
-		else
-			gm_domain_kick(ep->dom);
-	}
+	/* FI_MORE: the caller sends again at once (fi_endpoint(3)). */
+	if (!ret && !(flags & FI_MORE))
+		gm_domain_kick(ep->dom);
 	pthread_mutex_unlock(&ep->dom->lock);
 	return ret;
 }
