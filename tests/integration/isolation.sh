@@ -83,7 +83,7 @@ for _ in $(seq 1200); do
 	sleep 0.1
 done
 [ -e "$WORK/ready1" ] && [ -e "$WORK/ready2" ] ||
-	fail "the two jobs never ran at once: $(tail -5 "$WORK/job1.out" "$WORK/job2.out")"
+	fail "the two jobs never ran at once: $(tail -n 30 "$WORK/job1.out" "$WORK/job2.out")"
 touch "$WORK/stop1" "$WORK/stop2"
 wait $p1
 r1=$?
