@@ -112,6 +112,8 @@ struct gm_domain {
 	uint64_t app_progress_us; /* when the application last drove progress */
 	uint64_t idle_since_us, idle_last_us; /* gm_domain_idle: fi_cq_read found nothing */
 	bool stop;
+	bool thread_gone;          /* joined (close, or gm_domains_quiesce); under the live lock */
+	struct gm_list live_entry; /* on gm_domain.c's list of domains with a thread */
 	/*
 	 * Wakeups (gm_domain_signal): a completion may be written by another
 	 * thread (the progress thread) while the application sleeps, after
@@ -261,6 +263,12 @@ int gm_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr, struct fi
 int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **dom,
                    void *context);
 void gm_domain_progress(struct gm_domain *dom);
+/*
+ * Stop the progress thread of every open domain (they stay usable, progressed
+ * by the application alone): before libfabric unloads the provider at exit
+ * (gm_cleanup) and before OpenSSL's exit cleanup.  Idempotent.
+ */
+void gm_domains_quiesce(void);
 /* Every rail's: a transmit pass (gm_net_flush), the next timer (gm_net_timeout_ms). */
 void gm_domain_flush(struct gm_domain *dom);
 /* After a send: gm_net_kick on every rail, or a flush while a thread waits. */

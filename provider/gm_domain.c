@@ -5,6 +5,7 @@
  * progress on any CQ of the domain progresses all its endpoints.
  */
 #include "gm.h"
+#include "gm_mac.h"
 #include "gm_nosys.h"
 
 #include <errno.h>
@@ -119,17 +120,78 @@ static void *progress_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Domains whose progress thread may run.  A process that exits with domains
+ * open (an MPI rank that aborts, a program that returns from main) must
+ * not leave those threads running provider code: libfabric's destructor
+ * unloads the provider (dlclose) before the process is gone, and OpenSSL's
+ * exit handler frees what frames are sealed with.  Seen: a thread woken
+ * from poll() returned into the unmapped provider, SIGSEGV at exit.
+ */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gm_list live = GM_LIST_INIT(live);
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+/* Under live_lock. */
+static void thread_stop(struct gm_domain *dom)
+{
+	pthread_mutex_lock(&dom->lock);
+	dom->stop = true;
+	pthread_cond_signal(&dom->thread_cv);
+	pthread_mutex_unlock(&dom->lock);
+	pthread_join(dom->thread, NULL);
+	dom->thread_gone = true;
+}
+
+void gm_domains_quiesce(void)
+{
+	struct gm_list *pos, *tmp;
+
+	pthread_mutex_lock(&live_lock);
+	gm_list_for_each_safe(&live, pos, tmp)
+	{
+		struct gm_domain *dom = gm_list_entry(pos, struct gm_domain, live_entry);
+
+		if (!dom->thread_gone)
+			thread_stop(dom);
+	}
+	pthread_mutex_unlock(&live_lock);
+}
+
+/* A forked child has none of its parent's threads to stop. */
+static void forget_threads(void)
+{
+	struct gm_list *pos, *tmp;
+
+	gm_list_for_each_safe(&live, pos, tmp)
+	{
+		gm_list_entry(pos, struct gm_domain, live_entry)->thread_gone = true;
+	}
+	pthread_mutex_init(&live_lock, NULL);
+}
+
+/*
+ * Exit handlers run last registered first: libcrypto registers its own
+ * when it initialises, so initialise it first and ours runs before it.
+ */
+static void exit_hooks(void)
+{
+	gm_mac_lib_init();
+	atexit(gm_domains_quiesce);
+	pthread_atfork(NULL, NULL, forget_threads);
+}
+
 static int gm_domain_close(struct fid *fid)
 {
 	struct gm_domain *dom = gm_container_of(fid, struct gm_domain, fid.fid);
 
 	if (dom->refs)
 		return -FI_EBUSY;
-	pthread_mutex_lock(&dom->lock);
-	dom->stop = true;
-	pthread_cond_signal(&dom->thread_cv);
-	pthread_mutex_unlock(&dom->lock);
-	pthread_join(dom->thread, NULL);
+	pthread_mutex_lock(&live_lock);
+	gm_list_del(&dom->live_entry);
+	if (!dom->thread_gone)
+		thread_stop(dom);
+	pthread_mutex_unlock(&live_lock);
 	pthread_cond_destroy(&dom->thread_cv);
 	nets_close(dom);
 	close(dom->wait_fd);
@@ -473,7 +535,12 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 	pthread_condattr_destroy(&ca);
 	gm_list_init(&dom->eps);
 	dom->app_progress_us = coarse_us();
+	pthread_once(&exit_once, exit_hooks);
+	pthread_mutex_lock(&live_lock);
 	ret = pthread_create(&dom->thread, NULL, progress_thread, dom);
+	if (!ret)
+		gm_list_add_tail(&live, &dom->live_entry);
+	pthread_mutex_unlock(&live_lock);
 	if (ret) {
 		nets_close(dom);
 		close(dom->wait_fd);

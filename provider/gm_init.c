@@ -245,8 +245,10 @@ static void gm_params_read(void)
 	gm_params_read_ux();
 }
 
+/* libfabric's fi_fini, at exit too, right before it unloads us. */
 static void gm_cleanup(void)
 {
+	gm_domains_quiesce();
 }
 
 FI_EXT_INI

@@ -83,6 +83,11 @@ void gm_mac_destroy(struct gm_mac *mac)
 	free(mac);
 }
 
+void gm_mac_lib_init(void)
+{
+	OPENSSL_init_crypto(0, NULL);
+}
+
 uint32_t gm_mac_key_id(const struct gm_mac *mac)
 {
 	return mac->key_id;

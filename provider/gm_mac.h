@@ -51,6 +51,8 @@ struct gm_mac;
 /* -FI_EINVAL for a secret outside [GM_SECRET_MIN, GM_SECRET_MAX] bytes. */
 int gm_mac_create(const void *secret, size_t len, struct gm_mac **out);
 void gm_mac_destroy(struct gm_mac *mac);
+/* Initialise libcrypto now: its exit-time cleanup is registered then. */
+void gm_mac_lib_init(void);
 uint32_t gm_mac_key_id(const struct gm_mac *mac);
 /*
  * frame: an encoded frame from the Ethernet header on, len bytes (Ethernet
