@@ -8,6 +8,8 @@ GC=$top/tools/gamma-cluster
 RSH=$top/tools/gamma-rsh
 # shellcheck source=../../tools/lib/mpi.sh
 . "$top/tools/lib/mpi.sh"
+# shellcheck source=wait-lib.sh
+. "$top/tests/integration/wait-lib.sh"
 # Check programs are built in the tests build directory (automake runs tests there).
 BUILT=${GM_TESTS_BUILDDIR:-$(pwd)}
 # The MPI programs are built in the build tree's mpi/ (make check builds them).
@@ -71,13 +73,8 @@ start_recv()
 	"$@" >"$WORK/recv.out" 2>&1 &
 	RECV_PID=$!
 	BGPIDS="$BGPIDS $RECV_PID"
-	local i
-	for i in $(seq 100); do
-		grep -q 'gm-rawframe: ready' "$WORK/recv.out" && return 0
-		kill -0 $RECV_PID 2>/dev/null || fail "receiver died: $(cat "$WORK/recv.out")"
-		sleep 0.05
-	done
-	fail "receiver not ready after 5 s: $(cat "$WORK/recv.out")"
+	wait_for $RECV_PID grep -q 'gm-rawframe: ready' "$WORK/recv.out" ||
+		fail "receiver not ready: $WAIT_ERROR: $(cat "$WORK/recv.out")"
 }
 
 # The sender is done: tell the receiver (its TIMEOUT_MS runs from now on,
