@@ -132,3 +132,89 @@ live_ports()
 	ls /run/gamma 2>/dev/null | awk -F- -v ns="$(stat -Lc %i "/run/netns/$1")" '$1 == ns {print $4}' |
 		sort -un
 }
+
+# cut_gamma PORT...: drop gamma frames (EtherType 0x88B5) both ways at these
+# bridge ports of the cluster, all in one tc run; everything else passes
+# (mpirun's own TCP).  The filter is a one-instruction classic bpf program
+# returning 2 (TC_ACT_SHOT); it goes with the port at cluster down.
+cut_gamma()
+{
+	local p
+	for p in "$@"; do
+		echo "qdisc add dev $p clsact"
+		echo "filter add dev $p ingress protocol 0x88b5 prio 1 bpf da bytecode \"1,6 0 0 2\""
+		echo "filter add dev $p egress protocol 0x88b5 prio 1 bpf da bytecode \"1,6 0 0 2\""
+	done | tc -batch - || fail "cannot cut gamma frames at $*"
+}
+
+# mpi_build NAME: mpi/NAME.c built into $WORK/NAME with the MPI compiler
+# configure found ($MPICC), else mpicc.openmpi or mpicc; skip without one.
+mpi_build()
+{
+	local cc=${MPICC:-mpicc.openmpi}
+	command -v "$cc" >/dev/null || cc=mpicc
+	command -v "$cc" >/dev/null || skip "mpicc not installed"
+	"$cc" -O2 -o "$WORK/$1" "$top/mpi/$1.c" || fail "cannot build $1"
+}
+
+# until_stop ARGS...: a job that passes verified messages around a ring
+# until told to stop (mpi/until-stop, built by mpi_build until-stop), in the
+# background: "${MPI_CMD[@]}" ARGS... until-stop; its output in $WORK/job.out,
+# mpirun's pid in JOB.  rounds_past N returns once it has verified more than
+# N rounds (rank 0 writes the count into $READY after round 1, then every 64);
+# touch "$STOP" ends it.
+until_stop()
+{
+	READY=$WORK/ready STOP=$WORK/stop
+	timeout -k 10 300 "${MPI_CMD[@]}" "$@" "$WORK/until-stop" "$READY" "$STOP" >"$WORK/job.out" 2>&1 &
+	JOB=$!
+	BGPIDS="$BGPIDS $JOB"
+}
+rounds_done() { [ -e "$READY" ] && [ "$(cat "$READY")" -gt "$1" ]; }
+rounds_past()
+{
+	wait_for -t 120 "$JOB" rounds_done "$1" ||
+		fail "the job verified no more than $1 rounds: $WAIT_ERROR: $(tail -30 "$WORK/job.out")"
+}
+
+# stop_verified WHEN: stop the until_stop job and wait for it; fail (saying
+# WHEN) unless mpirun exited 0 and rank 0 printed its verdict.  The job's
+# output is in $out after.
+stop_verified()
+{
+	local rc
+	touch "$STOP"
+	wait "$JOB"
+	rc=$?
+	BGPIDS=
+	out=$(cat "$WORK/job.out")
+	[ $rc -eq 0 ] || fail "the job failed $1 (rc $rc): $(tail -30 <<<"$out")"
+	grep -q 'until-stop: [0-9]* rounds verified on [0-9]* ranks' <<<"$out" ||
+		fail "the job did not verify $1: $(tail -30 <<<"$out")"
+}
+
+# rails_ring [OOB_RAIL]: issue #16's MPI set-up: a 2-node --netns cluster
+# with 2 rails, MPI_CMD for it with mpirun's own TCP on rail OOB_RAIL's
+# subnet (default 0), and until_stop started over one multi-rail btl gamma
+# module per node (btl_gamma_if_include n0+n0b,n1+n1b) with FI_GAMMA_STATS
+# and gamma's warnings; returns once it has verified a round.  Node
+# interfaces are ${n}0, ${n}0b (node 0's rail 1), ...  Provider variables
+# for the ranks: put them in the environment and name them in RING_X
+# (-x FI_GAMMA_...).
+rails_ring()
+{
+	local hf subs
+	command -v mpirun >/dev/null || skip "mpirun not installed"
+	mpi_build until-stop
+	. "$top/tools/gamma-env.sh"
+	up "$NAME" --nodes 2 --netns --rails 2
+	hf=$("$GC" hostfile "$NAME") && subs=$("$GC" subnets "$NAME") ||
+		fail "no hostfile or subnets for $NAME"
+	IFS=, read -ra subs <<<"$subs"
+	mpi_ompi "$hf" "$RSH" "${subs[${1:-0}]}"
+	n=gc-$NAME-n
+	FI_GAMMA_STATS=1 FI_LOG_LEVEL=warn FI_LOG_PROV=gamma until_stop -np 2 \
+		"${MPI_BTL_GAMMA[@]}" --mca btl_gamma_if_include "${n}0+${n}0b,${n}1+${n}1b" \
+		-x FI_GAMMA_STATS -x FI_LOG_LEVEL -x FI_LOG_PROV ${RING_X:-}
+	rounds_past 0
+}
