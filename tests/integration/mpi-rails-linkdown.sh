@@ -4,9 +4,10 @@
 # (btl_gamma_if_include n0+n0b,n1+n1b), with mpirun's own TCP on rail 1's
 # subnet (oob_tcp_if_include), so that rail 0's link can really go: once
 # the job has verified a round, node 1's rail 0 port on the switch is taken
-# down.  The job must verify 128 more rounds over rail 1 and end cleanly, no
-# peer may fail, and FI_GAMMA_STATS must show rail 0 given up (rails
-# failed) with its frames moved on both nodes, the link-down side too.
+# down; 128 rounds later it comes back up.  The job must verify throughout
+# and end cleanly, no peer may fail, and FI_GAMMA_STATS must show rail 0
+# given up (rails failed) with its frames moved on both nodes, the
+# link-down side too, and revived once the link is back.
 # (With mpirun's TCP on rail 0, node 1 did give rail 0 up at once, but its
 # output, warnings and counters alike, sat in its orted's TCP connection on
 # the dead link until the link came back.)
@@ -16,7 +17,14 @@ r0=$(cat "$READY")
 ip link set "gc-$NAME-p1" down || fail "cannot take gc-$NAME-p1 down"
 rounds_past $((r0 + 128))
 r1=$(cat "$READY")
-stop_verified "with rail 0's link down"
+# The link back: rail 0 answers again on both nodes (gamma's warnings reach
+# job.out as they come, through rail 1), and the job verifies on.
+ip link set "gc-$NAME-p1" up || fail "cannot bring gc-$NAME-p1 back"
+revived() { [ "$(grep -c 'rail 0 to fi_addr [0-9]* answers again' "$WORK/job.out")" -ge 2 ]; }
+wait_for "$JOB" revived || fail "rail 0 did not answer again on both nodes: $WAIT_ERROR: $(tail -30 "$WORK/job.out")"
+r2=$(cat "$READY")
+rounds_past $((r2 + 64))
+stop_verified "with rail 0's link down and back"
 grep '^gamma stats ' <<<"$out" | grep -v 'peers failed 0;' && fail "a peer failed although rail 1 worked"
 grep -E 'rail [0-9] to fi_addr' <<<"$out"
 sed -nE 's/^(gamma stats [^:]*:).*(peers failed [0-9]+);.*(rails failed [0-9]+ frames moved [0-9]+ revived [0-9]+).*/\1 \2; \3/p' <<<"$out"
@@ -27,11 +35,12 @@ sed -nE 's/^(gamma stats [^:]*:).*(peers failed [0-9]+);.*(rails failed [0-9]+ f
 # its orted's TCP, which is why that must not run on rail 0.
 seen=
 for i in 0 1; do
-	read -r f m < <(sed -nE "s/^gamma stats ${n}$i: .*rails failed ([0-9]+) frames moved ([0-9]+).*/\1 \2/p" <<<"$out")
+	read -r f m v < <(sed -nE "s/^gamma stats ${n}$i: .*rails failed ([0-9]+) frames moved ([0-9]+) revived ([0-9]+).*/\1 \2 \3/p" <<<"$out")
 	[ -n "$f" ] || fail "no gamma stats for ${n}$i: $(grep '^gamma stats' <<<"$out")"
 	[ "$f" -gt 0 ] && [ "$m" -gt 0 ] || fail "node $i did not give rail 0 up: rails failed $f frames moved $m"
+	[ "$v" -gt 0 ] || fail "node $i did not count rail 0 revived"
 	grep -Eq "^gamma msg stats ${n}$i\+${n}${i}b .*rail failovers [1-9]" <<<"$out" ||
 		fail "node $i counted no failover: $(grep '^gamma msg stats' <<<"$out")"
-	seen="$seen node $i: rails failed $f frames moved $m;"
+	seen="$seen node $i: rails failed $f frames moved $m revived $v;"
 done
-ok "rail 0's link down at round $r0: the job verified on past round $r1 over rail 1, mpirun's TCP on rail 1;$seen $(grep -c 'rail 0 to fi_addr [0-9]* is down' <<<"$out") 'is down', $(grep -c 'rail 0 to fi_addr [0-9]* stopped answering' <<<"$out") 'stopped answering'"
+ok "rail 0's link down at round $r0, back at $r1, answering again by $r2: the job verified throughout (mpirun's TCP on rail 1);$seen $(grep -c 'rail 0 to fi_addr [0-9]* is down' <<<"$out") 'is down', $(grep -c 'rail 0 to fi_addr [0-9]* stopped answering' <<<"$out") 'stopped answering'"
