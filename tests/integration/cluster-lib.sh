@@ -166,6 +166,7 @@ mpi_build()
 until_stop()
 {
 	READY=$WORK/ready STOP=$WORK/stop
+	rm -f "$READY" "$STOP" # an earlier job's
 	timeout -k 10 300 "${MPI_CMD[@]}" "$@" "$WORK/until-stop" "$READY" "$STOP" >"$WORK/job.out" 2>&1 &
 	JOB=$!
 	BGPIDS="$BGPIDS $JOB"
@@ -200,7 +201,7 @@ stop_verified()
 # and gamma's warnings; returns once it has verified a round.  Node
 # interfaces are ${n}0, ${n}0b (node 0's rail 1), ...  Provider variables
 # for the ranks: put them in the environment and name them in RING_X
-# (-x FI_GAMMA_...).
+# (-x FI_GAMMA_...).  ring_job starts another such job on the cluster.
 rails_ring()
 {
 	local hf subs
@@ -213,6 +214,10 @@ rails_ring()
 	IFS=, read -ra subs <<<"$subs"
 	mpi_ompi "$hf" "$RSH" "${subs[${1:-0}]}"
 	n=gc-$NAME-n
+	ring_job
+}
+ring_job()
+{
 	FI_GAMMA_STATS=1 FI_LOG_LEVEL=warn FI_LOG_PROV=gamma until_stop -np 2 \
 		"${MPI_BTL_GAMMA[@]}" --mca btl_gamma_if_include "${n}0+${n}0b,${n}1+${n}1b" \
 		-x FI_GAMMA_STATS -x FI_LOG_LEVEL -x FI_LOG_PROV ${RING_X:-}
