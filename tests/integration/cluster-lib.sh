@@ -34,10 +34,23 @@ for _t in ip tc; do command -v $_t >/dev/null || skip "'$_t' not installed (ipro
 # Short and unique: interface names derived from it must fit in 15 chars.
 NAME=${1}$(($$ % 100000))
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gc-$NAME.XXXXXX")
+# Background jobs go first, while the cluster still stands: mpirun stops
+# its daemons over the cluster's links, and a daemon whose links went first
+# stays behind for good.  (A job is "timeout -k 10 ... mpirun": it is gone
+# 10 s after the signal at the latest.)
+bg_gone()
+{
+	local p
+	for p in $BGPIDS; do kill -0 "$p" 2>/dev/null && return 1; done
+	return 0
+}
 cleanup()
 {
+	if [ -n "${BGPIDS:-}" ]; then
+		kill $BGPIDS 2>/dev/null
+		wait_for -t 20 '' bg_gone
+	fi
 	cluster_down_all
-	[ -n "${BGPIDS:-}" ] && kill $BGPIDS 2>/dev/null
 	[ -n "${hns:-}" ] && ip netns del "$hns" 2>/dev/null
 	[ -n "${hbr:-}" ] && ip link del "$hbr" 2>/dev/null
 	rm -rf "$WORK"
