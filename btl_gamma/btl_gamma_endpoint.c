@@ -196,10 +196,22 @@ void gamma_endpoint_unwatch(mca_btl_gamma_endpoint_t *ep)
 	ep->watching = false;
 }
 
+/* The peer's provider address as text (gamma://MAC/PORT, +MAC/PORT for
+ * each further rail), or "unknown" when the AV cannot say. */
+static void peer_addr_str(const mca_btl_gamma_endpoint_t *ep, char *buf, size_t len)
+{
+	uint8_t addr[GAMMA_ADDR_MAX];
+	size_t alen = sizeof(addr), slen = len;
+
+	if (fi_av_lookup(ep->module->av, ep->fi_addr, addr, &alen) || alen > sizeof(addr) ||
+	    !fi_av_straddr(ep->module->av, addr, buf, &slen))
+		snprintf(buf, len, "unknown");
+}
+
 void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why)
 {
 	mca_btl_gamma_module_t *m;
-	char info[256];
+	char info[256], addr[256];
 
 	if (!ep)
 		return;
@@ -214,8 +226,9 @@ void gamma_endpoint_fail(mca_btl_gamma_endpoint_t *ep, const char *why)
 	OPAL_THREAD_UNLOCK(&m->lock);
 	snprintf(info, sizeof(info), "btl gamma: peer %s on %s unreachable: %s",
 	         OPAL_NAME_PRINT(ep->proc->proc_name), opal_get_proc_hostname(ep->proc), why);
+	peer_addr_str(ep, addr, sizeof(addr));
 	gamma_show_help("peer unreachable", OPAL_NAME_PRINT(ep->proc->proc_name),
-	                opal_get_proc_hostname(ep->proc), why, gamma_hostname());
+	                opal_get_proc_hostname(ep->proc), why, gamma_hostname(), m->ifname, addr);
 	/* Let the PML abort the job now rather than wait on a dead peer. */
 	if (m->error_cb)
 		m->error_cb(&m->super, MCA_BTL_ERROR_FLAGS_FATAL, ep->proc, info);

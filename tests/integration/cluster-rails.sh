@@ -21,17 +21,12 @@ no_residue()
 # returns; its pid in RX_PID.
 rx()
 {
-	local out=$1 i
+	local out=$1
 	shift
 	"$RAWFRAME" recv "$@" >"$out" 2>&1 &
 	RX_PID=$!
 	BGPIDS="$BGPIDS $RX_PID"
-	for i in $(seq 1200); do
-		grep -q 'gm-rawframe: ready' "$out" && return 0
-		kill -0 $RX_PID 2>/dev/null || fail "receiver died: $(cat "$out")"
-		sleep 0.05
-	done
-	fail "receiver not ready after 60 s: $(cat "$out")"
+	wait_for $RX_PID grep -q 'gm-rawframe: ready' "$out" || fail "receiver not ready: $WAIT_ERROR: $(cat "$out")"
 }
 
 # --- flat layout, two rails, shaped, double queue --------------------------------

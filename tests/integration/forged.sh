@@ -18,11 +18,8 @@ INJECT=$BUILT/tools/gm-inject
 [ -x "$INJECT" ] || fail "$INJECT not built (make check builds it)"
 command -v mpirun >/dev/null || skip "mpirun not installed"
 command -v unshare >/dev/null || skip "unshare not installed"
-mpicc=${MPICC:-mpicc.openmpi}
-command -v "$mpicc" >/dev/null || mpicc=mpicc
-command -v "$mpicc" >/dev/null || skip "mpicc not installed"
+mpi_build until-stop
 . "$top/tools/gamma-env.sh"
-"$mpicc" -O2 -o "$WORK/until-stop" "$top/mpi/until-stop.c" || fail "cannot build until-stop"
 cap=262144
 
 up "$NAME" --nodes 2 --netns
@@ -32,17 +29,10 @@ hostile_station fi
 macs=$(node_mac "$n0"),$(node_mac "$n1")
 
 mpi_cluster "$NAME" || fail "$CLUSTER_ERROR"
-ready=$WORK/ready stop=$WORK/stop
-FI_GAMMA_STATS=1 FI_GAMMA_UX_UNKNOWN_MAX=$cap timeout -k 10 300 "${MPI_CMD[@]}" -np 2 \
-	"${MPI_BTL_GAMMA[@]}" --mca btl_gamma_if_include "$n0,$n1" \
-	--mca btl_base_verbose 10 \
-	-x FI_GAMMA_STATS \
-	-x FI_GAMMA_UX_UNKNOWN_MAX \
-	"$WORK/until-stop" "$ready" "$stop" >"$WORK/job.out" 2>&1 &
-job=$!
-BGPIDS="$BGPIDS $job"
-for _ in $(seq 1200); do [ -e "$ready" ] && break; kill -0 $job 2>/dev/null || break; sleep 0.1; done
-[ -e "$ready" ] || fail "the job never verified a first round: $(tail -30 "$WORK/job.out")"
+FI_GAMMA_STATS=1 FI_GAMMA_UX_UNKNOWN_MAX=$cap until_stop -np 2 "${MPI_BTL_GAMMA[@]}" \
+	--mca btl_gamma_if_include "$n0,$n1" --mca btl_base_verbose 10 \
+	-x FI_GAMMA_STATS -x FI_GAMMA_UX_UNKNOWN_MAX
+rounds_past 0
 p=$( (live_ports "$n0"; live_ports "$n1") | sort -u | paste -sd,)
 key=$(grep -o 'job key 0x[0-9a-f]*' "$WORK/job.out" | head -1 | awk '{print $3}')
 [ -n "$p" ] && [ -n "$key" ] || fail "no live ports ('$p') or job key ('$key') to forge with"
@@ -53,15 +43,8 @@ for f in ob1-ack start-spray; do
 		fail "gm-inject -F $f failed: $(tail -3 "$WORK/inject.out")"
 done
 cat "$WORK/inject.out"
-kill -0 $job 2>/dev/null || fail "the job died under forged messages: $(tail -30 "$WORK/job.out")"
-touch "$stop"
-wait $job
-rc=$?
-BGPIDS=
-out=$(cat "$WORK/job.out")
-[ $rc -eq 0 ] || fail "the MPI job failed under forged messages (rc $rc): $(tail -30 <<<"$out")"
-grep -q 'until-stop: [0-9]* rounds verified on 2 ranks' <<<"$out" ||
-	fail "the job did not verify: $(tail -30 <<<"$out")"
+kill -0 $JOB 2>/dev/null || fail "the job died under forged messages: $(tail -30 "$WORK/job.out")"
+stop_verified "under forged messages"
 for n in "$n0" "$n1"; do
 	line=$(grep "^gamma msg stats $n " <<<"$out") || fail "no FI_GAMMA_STATS msg line for $n: $out"
 	echo "$line"

@@ -37,8 +37,8 @@ FI_GAMMA_STATS=1 timeout -k 10 300 "${MPI_CMD[@]}" -np 2 \
 job=$!
 BGPIDS="$BGPIDS $job"
 # The job's first round verified on both ranks: its ports are open on both nodes.
-for _ in $(seq 1200); do [ -e "$ready" ] && break; kill -0 $job 2>/dev/null || break; sleep 0.1; done
-[ -e "$ready" ] || fail "the job never verified its first round: $(tail -30 "$WORK/job.out")"
+wait_for -t 120 $job test -e "$ready" ||
+	fail "the job verified no first round: $WAIT_ERROR: $(tail -30 "$WORK/job.out")"
 p0=$(live_ports "$n0" | paste -sd,) p1=$(live_ports "$n1" | paste -sd,)
 [ -n "$p0" ] && [ -n "$p1" ] || fail "no live gamma ports on $n0 ('$p0') or $n1 ('$p1')"
 key=$(grep -o 'job key 0x[0-9a-f]*' "$WORK/job.out" | head -1 | awk '{print $3}')

@@ -77,13 +77,9 @@ job 2 &
 p2=$!
 BGPIDS="$BGPIDS $p1 $p2"
 # Both jobs exchange at once before either is told to stop.
-for _ in $(seq 1200); do
-	[ -e "$WORK/ready1" ] && [ -e "$WORK/ready2" ] && break
-	kill -0 $p1 2>/dev/null && kill -0 $p2 2>/dev/null || break
-	sleep 0.1
-done
-[ -e "$WORK/ready1" ] && [ -e "$WORK/ready2" ] ||
-	fail "the two jobs never ran at once: $(tail -n 30 "$WORK/job1.out" "$WORK/job2.out")"
+both_ready() { [ -e "$WORK/ready1" ] && [ -e "$WORK/ready2" ]; }
+wait_for -t 120 "$p1 $p2" both_ready ||
+	fail "the two jobs did not run at once: $WAIT_ERROR: $(tail -n 30 "$WORK/job1.out" "$WORK/job2.out")"
 touch "$WORK/stop1" "$WORK/stop2"
 wait $p1
 r1=$?

@@ -8,6 +8,8 @@
 # interface (local communication through PACKET_OUTGOING, low class).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=wait-lib.sh
+. "$here/wait-lib.sh"
 bin=${GM_NETTEST:-$here/../tools/gm-nettest}
 [ -x "$bin" ] || bin=$(pwd)/tools/gm-nettest
 
@@ -62,13 +64,9 @@ start_recv() {
 	ip netns exec "$ns" timeout 60 "$bin" recv -i "$ifc" -p "$port" "$@" >"$log" 2>&1 &
 	rpid=$!
 	pids+=("$rpid")
-	for _ in $(seq 100); do
-		grep -qs "^recv: " "$log" && return 0
-		kill -0 "$rpid" 2>/dev/null || break
-		sleep 0.05
-	done
+	wait_for "$rpid" grep -qs "^recv: " "$log" && return 0
 	cat "$log"
-	fail "receiver did not start"
+	fail "receiver did not start: $WAIT_ERROR"
 }
 
 # pair NAME N [sender args...]: receiver in B, sender in A, both must verify.
@@ -143,12 +141,8 @@ ip netns exec "$A" timeout 60 "$bin" send -i "$VA" -p 9 -d "$MACB/7" -n 10000000
 spid=$!
 pids+=("$spid")
 # Mid-stream: the receiver has verified its first 1000 messages.
-for _ in $(seq 1200); do
-	grep -qs "^recv: streaming" "$tmp/kill.recv.log" && break
-	kill -0 "$spid" 2>/dev/null && kill -0 "$rpid" 2>/dev/null || break
-	sleep 0.05
-done
-grep -qs "^recv: streaming" "$tmp/kill.recv.log" || fail "killed receiver: the stream never started"
+wait_for "$spid $rpid" grep -qs "^recv: streaming" "$tmp/kill.recv.log" ||
+	fail "killed receiver: the stream did not start: $WAIT_ERROR"
 killtree "$rpid"
 wait "$rpid" 2>/dev/null
 wait "$spid" || fail "killed receiver: $(cat "$tmp/kill.send.log")"

@@ -8,11 +8,8 @@
 # the peer stops acknowledging.
 . "$(dirname "$0")/cluster-lib.sh" pd
 command -v mpirun >/dev/null || skip "mpirun not installed"
-mpicc=${MPICC:-mpicc.openmpi}
-command -v "$mpicc" >/dev/null || mpicc=mpicc
-command -v "$mpicc" >/dev/null || skip "mpicc not installed"
+mpi_build silent-peer
 . "$top/tools/gamma-env.sh"
-"$mpicc" -O2 -o "$WORK/silent-peer" "$top/mpi/silent-peer.c" || fail "cannot build silent-peer"
 
 up "$NAME" --nodes 2 --netns
 mpi_cluster "$NAME" || fail "$CLUSTER_ERROR"
@@ -25,15 +22,11 @@ timeout -k 10 120 "${MPI_CMD[@]}" -np 2 -x FI_GAMMA_PEER_TIMEOUT=$timeout_ms \
 	"$WORK/silent-peer" "$ready" >"$WORK/out" 2>&1 &
 job=$!
 BGPIDS="$BGPIDS $job"
-for _ in $(seq 600); do [ -e "$ready" ] && break; kill -0 $job 2>/dev/null || break; sleep 0.1; done
-[ -e "$ready" ] || fail "the job never got past its first barrier: $(cat "$WORK/out")"
+wait_for $job test -e "$ready" ||
+	fail "the job did not get past its first barrier: $WAIT_ERROR: $(cat "$WORK/out")"
 
-# Drop gamma frames both ways at node 1's port: a bpf action returning 2
-# (TC_ACT_SHOT) for every frame of the EtherType.
-tc qdisc add dev "$port" clsact &&
-	tc filter add dev "$port" ingress protocol 0x88b5 prio 1 bpf da bytecode "1,6 0 0 2" &&
-	tc filter add dev "$port" egress protocol 0x88b5 prio 1 bpf da bytecode "1,6 0 0 2" ||
-	fail "cannot cut gamma frames on $port"
+# Drop gamma frames both ways at node 1's port.
+cut_gamma "$port"
 t0=$(date +%s)
 rm -f "$ready"
 wait $job

@@ -32,18 +32,6 @@ inns() { ip netns exec "$NS" "$@"; }
 asnobody() { inns env -i PATH=/usr/bin:/bin setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
 	--inh-caps=-all "$@"; }
 
-# wait_for FILE PATTERN PID WHAT: until FILE shows PATTERN (PID must live).
-wait_for()
-{
-	local i
-	for i in $(seq 600); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || fail "$4 died: $(cat "$1")"
-		sleep 0.1
-	done
-	fail "$4: no '$2' within 60 s: $(cat "$1")"
-}
-
 # The squatter.  Binding all 65535 names takes minutes (the kernel hashes
 # abstract names weakly, and these differ in a few digits), so it takes
 # the first 4096: enough to make ports 7 and 4242 fail at aa0bd03.
@@ -53,7 +41,8 @@ ip netns exec "$NS" env -i PATH=/usr/bin:/bin setpriv --reuid=$NOBODY --regid=$N
 	--clear-groups --inh-caps=-all "$WORK/gm-squat" 0x88b5 "$ifa" 1 $NAMES 7 >"$WORK/squat.out" 2>&1 &
 squat=$!
 BGPIDS="$BGPIDS $squat"
-wait_for "$WORK/squat.out" 'gm-squat: ready' $squat "gm-squat"
+wait_for $squat grep -qs 'gm-squat: ready' "$WORK/squat.out" ||
+	fail "gm-squat not ready: $WAIT_ERROR: $(cat "$WORK/squat.out")"
 grep -q "holding $NAMES abstract names" "$WORK/squat.out" &&
 	grep -q 'reserving port 7: held' "$WORK/squat.out" ||
 	fail "the squatter did not get everything it tried: $(cat "$WORK/squat.out")"
@@ -67,12 +56,8 @@ resv=$RESV/$netns-88b5-$ifa-4242
 # Held: the receiver has a flock on that very file (a killed process's
 # leftover, unlocked, could have the same name).
 held() { [ -e "$resv" ] && grep -q "FLOCK .* $recv [0-9a-f]*:[0-9a-f]*:$(stat -c %i "$resv") " /proc/locks; }
-for i in $(seq 600); do
-	held && break
-	kill -0 $recv 2>/dev/null || fail "root's receiver died: $(cat "$WORK/recv.out")"
-	sleep 0.1
-done
-held || fail "root's port 4242: no locked reservation $resv within 60 s: $(ls -l $RESV; cat /proc/locks)"
+wait_for $recv held ||
+	fail "root's port 4242: no locked reservation $resv: $WAIT_ERROR: $(cat "$WORK/recv.out"; ls -l $RESV; cat /proc/locks)"
 [ "$(stat -c '%U %a' $RESV)" = "root 700" ] || fail "$RESV: $(stat -c '%U %a' $RESV), expected root 700"
 out=$(asnobody ls $RESV 2>&1) && fail "nobody listed $RESV: $out"
 out=$(asnobody stat "$resv" 2>&1) && fail "nobody saw root's reservation $resv: $out"

@@ -25,12 +25,8 @@ stream()
 	"$STREAM" -c 400 -r "$WORK/resume" "$@" "${n}0+${n}0b" "${n}1+${n}1b" >"$out" 2>&1 &
 	JOB=$!
 	BGPIDS="$BGPIDS $JOB"
-	for _ in $(seq 1200); do
-		grep -q '^checkpoint' "$out" && return 0
-		kill -0 $JOB 2>/dev/null || fail "gm-railstream ended early: $(cat "$out")"
-		sleep 0.05
-	done
-	fail "gm-railstream never reached its checkpoint: $(cat "$out")"
+	wait_for $JOB grep -q '^checkpoint' "$out" ||
+		fail "gm-railstream did not reach its checkpoint: $WAIT_ERROR: $(cat "$out")"
 }
 
 # --- rail 0 down mid-stream ---------------------------------------------------------
