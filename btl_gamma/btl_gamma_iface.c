@@ -43,15 +43,19 @@ static bool iface_is_up(const char *name, bool *exists)
 	return up;
 }
 
-/* A btl_gamma_if_include entry exists and is up; if not, say how to fix it. */
-static bool include_usable(const char *name)
+/*
+ * A btl_gamma_if_include entry exists and is up; if not, say how to fix it.
+ * A missing one is worth a word only when nothing listed exists here: one
+ * list may name the interfaces of every host, whose names differ.
+ */
+static bool include_usable(const char *name, bool tell_missing)
 {
 	bool exists;
 	bool up = iface_is_up(name, &exists);
 
-	if (!exists)
+	if (!exists && tell_missing)
 		gamma_show_help("interface missing", name, gamma_hostname());
-	else if (!up)
+	else if (exists && !up)
 		gamma_show_help("interface down", name, gamma_hostname(), name);
 	return exists && up;
 }
@@ -65,15 +69,30 @@ static bool in_list(char **list, const char *name)
 }
 
 /* The same for every rail of an entry a+b (a rail down now may come back). */
-static bool entry_usable(const char *entry)
+static bool entry_usable(const char *entry, bool tell_missing)
 {
 	char **rails = opal_argv_split(entry, '+');
 	bool ok = rails != NULL;
 
 	for (int i = 0; rails && rails[i]; i++)
-		ok &= include_usable(rails[i]);
+		ok &= include_usable(rails[i], tell_missing);
 	opal_argv_free(rails);
 	return ok;
+}
+
+/* Whether some rail of some entry of list exists on this host. */
+static bool any_exists(char **list)
+{
+	bool found = false;
+
+	for (int i = 0; list && list[i] && !found; i++) {
+		char **rails = opal_argv_split(list[i], '+');
+
+		for (int r = 0; rails && rails[r] && !found; r++)
+			found = if_nametoindex(rails[r]) != 0;
+		opal_argv_free(rails);
+	}
+	return found;
 }
 
 /* A multi-rail entry is offered when the provider makes its domain. */
@@ -169,8 +188,9 @@ int gamma_iface_select(char ***names_out, int *count_out)
 		/* Interface problems first: they are the user's to fix, whatever
 		 * state the provider is in. */
 		incl = opal_argv_split(p->if_include, ',');
+		bool tell_missing = !any_exists(incl);
 		for (int i = 0; incl && incl[i]; i++)
-			if (entry_usable(incl[i]) && !in_list(chosen, incl[i]))
+			if (entry_usable(incl[i], tell_missing) && !in_list(chosen, incl[i]))
 				opal_argv_append_nosize(&chosen, incl[i]);
 		opal_argv_free(incl);
 		if (!chosen)
