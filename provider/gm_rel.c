@@ -82,6 +82,13 @@ struct gm_peer {
 	uint64_t last_progress;
 	uint64_t stall_due; /* rails: when ops->stalled is asked again (0: half the rail timeout) */
 	uint64_t retry_at;  /* rails: when gm_peer_retry last resent (0: not in this stall) */
+	/*
+	 * After a timeout, until the ack passes recover (snd_nxt then): the
+	 * frames below it that went out before the timeout are presumed lost,
+	 * and each ack brings out the next ones from recover_next.
+	 */
+	bool recovering;
+	uint32_t recover, recover_next;
 
 	/* keepalive (gm_peer_await) */
 	bool awaited, await_started;
@@ -471,6 +478,7 @@ static void peer_reset_tx(struct gm_peer *pr)
 	pr->peer_wnd = pr->port->rel->cfg.window;
 	pr->rto_us = pr->port->rel->cfg.rto_us;
 	pr->rto_deadline = 0;
+	pr->recovering = false;
 }
 
 static struct gm_peer *peer_find(struct gm_port *port, const struct gm_addr *a)
@@ -889,8 +897,36 @@ static unsigned peer_rto(const struct gm_rel *rel, const struct gm_peer *pr)
 	return rto > rel->rto_cap_us ? rel->rto_cap_us : (unsigned)rto;
 }
 
+/*
+ * A partial ack after a timeout, with an empty SACK: the receiver has the
+ * frames up to ack and none of those just above, as after a lost burst (a
+ * link down for a while, a full queue) that took a whole window.  Resend
+ * two for each frame acked, as a slow start would: the window comes back
+ * in a few round trips, not one frame per backed-off timeout.  (With
+ * frames held above the gap, the SACK's fast retransmits fill the holes.)
+ */
+static void recover_more(struct gm_rel *rel, struct gm_peer *pr, unsigned acked)
+{
+	unsigned budget = 2 * acked;
+	uint32_t s = seq_diff(pr->recover_next, pr->snd_una) > 0 ? pr->recover_next : pr->snd_una;
+
+	for (; budget && seq_diff(s, pr->recover) < 0; s++) {
+		struct gm_buf *b = pr->txw[SLOT(rel, s)];
+
+		if (b->sent && !b->sacked && !b->dqi.queued) {
+			retransmit(rel, b, RETX_RTO);
+			budget--;
+		}
+	}
+	pr->recover_next = s;
+}
+
+/*
+ * sack_empty: the ack came in an ACK frame whose SACK bitmap is empty, so
+ * the receiver holds none of the frames just above ack.
+ */
 static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, unsigned wnd,
-                        uint64_t now)
+                        bool sack_empty, uint64_t now)
 {
 	const struct gm_port_ops *ops = pr->port->ops;
 	void *pctx = pr->port->ctx;
@@ -898,6 +934,8 @@ static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, un
 	pr->peer_wnd = wnd ? wnd : 1;
 	if (seq_diff(ack, pr->snd_una) <= 0 || seq_diff(ack, pr->snd_nxt) > 0)
 		return;
+	unsigned acked = (unsigned)seq_diff(ack, pr->snd_una);
+
 	while (pr->snd_una != ack && !pr->failed) {
 		struct gm_buf *b = pr->txw[SLOT(rel, pr->snd_una)];
 		void *cookie = b->cookie;
@@ -909,6 +947,12 @@ static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, un
 		buf_put(rel, b);
 		if (ops->acked && cookie != &probe_cookie)
 			ops->acked(pctx, pr, cookie);
+	}
+	if (pr->recovering && !pr->failed) {
+		if (seq_diff(ack, pr->recover) >= 0)
+			pr->recovering = false;
+		else if (sack_empty)
+			recover_more(rel, pr, acked);
 	}
 	pr->rto_us = peer_rto(rel, pr);
 	pr->last_progress = now;
@@ -1256,15 +1300,15 @@ void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t no
 
 		rel->st.acks_rcvd++;
 		gm_ack_body_decode(gm + HDR_LEN, &ab);
+		/* SACK first: what it marks held, recovery (process_ack) skips. */
 		if (h.flags & GM_F_ACK) {
-			process_ack(rel, pr, h.ack, h.wnd, now);
-			if (!pr->failed)
-				process_sack(rel, pr, h.ack, ab.sack);
+			process_sack(rel, pr, h.ack, ab.sack);
+			process_ack(rel, pr, h.ack, h.wnd, !ab.sack, now);
 		}
 		return;
 	}
 	if (h.flags & GM_F_ACK)
-		process_ack(rel, pr, h.ack, h.wnd, now);
+		process_ack(rel, pr, h.ack, h.wnd, false, now);
 	if (!pr->failed)
 		receive_seq(rel, port, pr, gm, &h, now);
 }
@@ -1493,6 +1537,9 @@ static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, ui
 		bool probed = false;
 
 		rel->st.timeouts++;
+		pr->recovering = true;
+		pr->recover = pr->snd_nxt;
+		pr->recover_next = pr->snd_una;
 		for (uint32_t s = pr->snd_una; s != pr->snd_nxt; s++) {
 			struct gm_buf *b = pr->txw[SLOT(rel, s)];
 
@@ -1506,6 +1553,7 @@ static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, ui
 			if (!probed && b->sent) {
 				retransmit(rel, b, RETX_RTO);
 				probed = true;
+				pr->recover_next = s + 1;
 			}
 		}
 		pr->rto_us = pr->rto_us * 2 > rel->rto_cap_us ? rel->rto_cap_us : pr->rto_us * 2;
