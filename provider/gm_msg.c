@@ -251,6 +251,13 @@ const struct gm_port_ops gm_msg_port_ops = {
 
 void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 {
+	/* One write: stderr is unbuffered and ranks share it. */
+	char rails[GM_RAILS_MAX * 24] = "";
+	size_t at = 0;
+
+	for (unsigned r = 0; r < m->nrails; r++)
+		at += (size_t)snprintf(rails + at, sizeof(rails) - at, " %lu",
+		                       (unsigned long)m->st.rdata_bytes[r]);
 	fprintf(out,
 	        "gamma msg stats %s port %u: unknown-source messages held %lu released %lu "
 	        "dropped %lu (peak %zu B); unexpected dropped %lu (peak %zu B); sends lost "
@@ -258,7 +265,7 @@ void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 	        "misplaced-frag %lu unknown-cts %lu unknown-rdata %lu misplaced-rdata %lu "
 	        "no-memory %lu; messages cut short %lu; refused (pool full) sends %lu "
 	        "receives %lu; rail failovers %lu revivals %lu duplicates %lu; striped pulls %lu "
-	        "chunks %lu bad-cts %lu; striped bytes by rail",
+	        "chunks %lu bad-cts %lu; striped bytes by rail%s\n",
 	        ifname, m->port ? gm_port_num(m->port) : 0, (unsigned long)m->st.unknown_held,
 	        (unsigned long)m->st.unknown_released, (unsigned long)m->st.unknown_dropped,
 	        m->st.unknown_peak, (unsigned long)m->st.ux_dropped, m->st.ux_peak,
@@ -270,10 +277,7 @@ void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 	        (unsigned long)m->st.tx_refused, (unsigned long)m->st.rx_refused,
 	        (unsigned long)m->st.rail_failovers, (unsigned long)m->st.rail_revivals,
 	        (unsigned long)m->st.rail_dups, (unsigned long)m->st.stripe_pulls,
-	        (unsigned long)m->st.stripe_chunks, (unsigned long)m->st.drop_cts_bad);
-	for (unsigned r = 0; r < m->nrails; r++)
-		fprintf(out, " %lu", (unsigned long)m->st.rdata_bytes[r]);
-	fputc('\n', out);
+	        (unsigned long)m->st.stripe_chunks, (unsigned long)m->st.drop_cts_bad, rails);
 }
 
 void gm_msg_close(struct gm_msg *m)
