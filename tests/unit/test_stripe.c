@@ -506,3 +506,31 @@ Test(stripe, impossible_cts_are_dropped_and_counted)
 	check_data(s, 1);
 	sim_free(s);
 }
+
+/* A receive shorter than the message: only what fits is pulled, in chunks, and it is right. */
+Test(stripe, truncated_receive_pulls_what_fits)
+{
+	struct ssim *s = sim_new();
+	struct snode *a = &s->node[0], *b = &s->node[1];
+	const size_t fits = MSGLEN / 2 + 7;
+	struct iovec siov = {a->buf[0], MSGLEN}, riov = {b->buf[0], fits};
+
+	for (size_t j = 0; j < MSGLEN; j++)
+		a->buf[0][j] = pattern(0, j);
+	memset(b->buf[0], 0xEE, MSGLEN);
+	cr_assert_eq(gm_msg_recv(&b->msg, &riov, 1, FI_ADDR_UNSPEC, 0, 0, (void *)(uintptr_t)0,
+	                         FI_RECV | FI_MSG),
+	             0);
+	cr_assert_eq(
+	    gm_msg_send(&a->msg, &siov, 1, 0, 0, 0, (void *)(uintptr_t)0, FI_SEND | FI_MSG), 0);
+	run(s, 1);
+	cr_assert_eq(a->err[0], 0);
+	cr_assert_eq(b->err[0], FI_ETRUNC);
+	for (size_t j = 0; j < fits; j++)
+		cr_assert_eq(b->buf[0][j], pattern(0, j), "byte %zu", j);
+	for (size_t j = fits; j < MSGLEN; j++)
+		cr_assert_eq(b->buf[0][j], 0xEE, "byte %zu written past the receive", j);
+	cr_assert_eq(b->msg.st.stripe_chunks, (fits + CHUNK - 1) / CHUNK);
+	cr_assert_eq(a->msg.st.rdata_bytes[0] + a->msg.st.rdata_bytes[1], fits);
+	sim_free(s);
+}
