@@ -130,7 +130,7 @@ struct gm_conn {
 	struct gm_list tx_queue; /* frames still to hand to the net, in order */
 	struct gm_list cts_wait; /* rendezvous sends waiting to be pulled (or pulled in chunks) */
 	struct gm_list msg_entry;
-	struct gm_list pend_entry; /* on msg->tx_pending while tx_queue is not empty */
+	struct gm_list pend_entry; /* on msg->tx_pending while a queue here waits for a window */
 	struct gm_ux *rx_cur;      /* medium message being reassembled, if unexpected */
 	struct gm_rx *rx_cur_rx;   /* ... or the posted receive it lands in */
 	uint32_t rx_cur_id;
