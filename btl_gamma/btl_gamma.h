@@ -54,7 +54,8 @@ struct gamma_params {
 	char *if_exclude;
 	int priority; /* GAMMA_PRIO_* */
 	int verbose;
-	int idle_block; /* GAMMA_IDLE_BLOCK_*: btl_gamma_idle.c */
+	int idle_block;          /* GAMMA_IDLE_BLOCK_*: btl_gamma_idle.c */
+	uint32_t rails_max_send; /* max_send_size of a module over several rails (a+b) */
 };
 enum { GAMMA_PRIO_LOW = 0, GAMMA_PRIO_HIGH = 1 };
 enum { GAMMA_IDLE_BLOCK_NO = 0, GAMMA_IDLE_BLOCK_YES = 1, GAMMA_IDLE_BLOCK_AUTO = 2 };

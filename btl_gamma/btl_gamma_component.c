@@ -80,6 +80,10 @@ static mca_btl_gamma_module_t *module_create(const char *ifname, int *err)
 	if (m->super.btl_rndv_eager_limit > m->super.btl_eager_limit)
 		m->super.btl_rndv_eager_limit = m->super.btl_eager_limit;
 	snprintf(m->ifname, sizeof(m->ifname), "%s", info->domain_attr->name);
+	/* Several rails: fragments large enough for the provider to stripe. */
+	if (strchr(m->ifname, '+') &&
+	    m->super.btl_max_send_size < mca_btl_gamma_component.params.rails_max_send)
+		m->super.btl_max_send_size = mca_btl_gamma_component.params.rails_max_send;
 	OBJ_CONSTRUCT(&m->pending, opal_list_t);
 	OBJ_CONSTRUCT(&m->endpoints, opal_list_t);
 	OBJ_CONSTRUCT(&m->lock, opal_mutex_t);

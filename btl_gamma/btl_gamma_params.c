@@ -83,6 +83,17 @@ int gamma_params_register(void)
 	                   OPAL_INFO_LVL_1, &p->priority);
 	if (OPAL_SUCCESS != rc)
 		return rc;
+	/* The provider stripes only rendezvous messages (FI_GAMMA_RNDV_THRESHOLD,
+	 * 256 KiB) over the rails, in 256 KiB chunks: a multi-rail module's
+	 * fragments must be larger for ob1's bulk data to use them all. */
+	p->rails_max_send = 1048576;
+	register_uint("rails_max_send_size",
+	              "Largest fragment of a module over several rails (btl_gamma_if_include "
+	              "a+b), in bytes, when larger than btl_gamma_max_send_size: fragments this "
+	              "large are striped over the rails by the gamma provider (it stripes "
+	              "messages above FI_GAMMA_RNDV_THRESHOLD). Costs 64 receive buffers of "
+	              "this size per module",
+	              OPAL_INFO_LVL_5, &p->rails_max_send);
 	p->idle_block = GAMMA_IDLE_BLOCK_AUTO;
 	rc = register_enum("idle_block", gamma_idle_block_values,
 	                   "Whether a rank that found nothing to do sleeps in the gamma provider "

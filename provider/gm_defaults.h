@@ -34,8 +34,11 @@
 /* Several rails: frames unacknowledged this long on one rail while another
  * answers move to the other (gm_msg_rails.c). */
 #define GM_DEFAULT_RAIL_TIMEOUT_MS 50
-#define GM_DEFAULT_RX_RING_KB      8192
-#define GM_DEFAULT_PEER_MAX        4096
+/* Several rails: a rendezvous pull larger than this goes in chunks of it,
+ * striped over the rails (gm_msg_stripe.c). */
+#define GM_STRIPE_CHUNK_BYTES 262144
+#define GM_DEFAULT_RX_RING_KB 8192
+#define GM_DEFAULT_PEER_MAX   4096
 
 /* The message protocol. */
 #define GM_DEFAULT_CLASS GM_CLASS_HIGH /* gm_net.h */

@@ -126,12 +126,29 @@ static size_t max_body(const struct gm_domain *dom)
 	return b;
 }
 
+/*
+ * Several rails: chunks of a striped pull in flight per rail, a window's
+ * worth (the bytes gm_net_open lets a peer have in flight) and one more,
+ * so that a rail always has the next chunk queued behind its window.
+ */
+static unsigned stripe_depth(size_t body)
+{
+	size_t frames = gm_params.window > 0 ? (size_t)gm_params.window : GM_DEFAULT_WINDOW;
+	size_t bytes = frames * body;
+
+	if (gm_params.window <= 0 && bytes > GM_DEFAULT_WINDOW_BYTES)
+		bytes = GM_DEFAULT_WINDOW_BYTES;
+	return (unsigned)((bytes + GM_STRIPE_CHUNK_BYTES - 1) / GM_STRIPE_CHUNK_BYTES + 1);
+}
+
 void gm_ep_msg_init(struct gm_ep *ep)
 {
 	const struct gm_msg_cfg cfg = {
 	    .prov = &gm_prov,
 	    .max_body = max_body(ep->dom),
 	    .rail_timeout_ms = (unsigned)gm_params.rail_timeout_ms,
+	    .stripe_chunk = GM_STRIPE_CHUNK_BYTES,
+	    .stripe_depth = stripe_depth(max_body(ep->dom)),
 	    .rndv_threshold = gm_params.rndv_threshold,
 	    .ux_max = gm_params.ux_max,
 	    .ux_peer_max = gm_params.ux_peer_max,

@@ -54,6 +54,8 @@ struct gm_conn *gm_conn_new(struct gm_msg *m, struct gm_peer *peer, unsigned rai
 	gm_list_init(&conn->pend_entry);
 	gm_list_init(&conn->rx_parked);
 	gm_list_init(&conn->moved);
+	for (unsigned r = 0; r < GM_RAILS_MAX; r++)
+		gm_list_init(&conn->stripe_q[r]);
 	gm_list_add_tail(&m->conn_list, &conn->msg_entry);
 	gm_peer_set_ctx(peer, conn);
 	return conn;
@@ -167,12 +169,14 @@ static void port_peer_failed(void *ctx, struct gm_peer *peer, int err)
 		gm_tx_maybe_complete(tx);
 	}
 	gm_list_del(&conn->pend_entry);
+	gm_stripe_fail_conn(conn, e);
 	gm_list_for_each_safe(&conn->cts_wait, pos, tmp)
 	{
 		struct gm_tx *tx = gm_list_entry(pos, struct gm_tx, entry);
 		gm_list_del(&tx->entry);
 		tx->err = e;
 		tx->state = GM_TX_SENT;
+		gm_stripe_fail(tx, e);
 		gm_tx_maybe_complete(tx);
 	}
 	gm_list_for_each_safe(&m->rndv_rx, pos, tmp)
@@ -247,13 +251,21 @@ const struct gm_port_ops gm_msg_port_ops = {
 
 void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 {
+	/* One write: stderr is unbuffered and ranks share it. */
+	char rails[GM_RAILS_MAX * 24] = "";
+	size_t at = 0;
+
+	for (unsigned r = 0; r < m->nrails; r++)
+		at += (size_t)snprintf(rails + at, sizeof(rails) - at, " %lu",
+		                       (unsigned long)m->st.rdata_bytes[r]);
 	fprintf(out,
 	        "gamma msg stats %s port %u: unknown-source messages held %lu released %lu "
 	        "dropped %lu (peak %zu B); unexpected dropped %lu (peak %zu B); sends lost "
 	        "%lu; frames dropped: malformed %lu bad-type %lu unknown-frag %lu "
 	        "misplaced-frag %lu unknown-cts %lu unknown-rdata %lu misplaced-rdata %lu "
 	        "no-memory %lu; messages cut short %lu; refused (pool full) sends %lu "
-	        "receives %lu; rail failovers %lu revivals %lu duplicates %lu\n",
+	        "receives %lu; rail failovers %lu revivals %lu duplicates %lu; striped pulls %lu "
+	        "chunks %lu bad-cts %lu; striped bytes by rail%s\n",
 	        ifname, m->port ? gm_port_num(m->port) : 0, (unsigned long)m->st.unknown_held,
 	        (unsigned long)m->st.unknown_released, (unsigned long)m->st.unknown_dropped,
 	        m->st.unknown_peak, (unsigned long)m->st.ux_dropped, m->st.ux_peak,
@@ -264,7 +276,8 @@ void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 	        (unsigned long)m->st.drop_no_memory, (unsigned long)m->st.msgs_cut,
 	        (unsigned long)m->st.tx_refused, (unsigned long)m->st.rx_refused,
 	        (unsigned long)m->st.rail_failovers, (unsigned long)m->st.rail_revivals,
-	        (unsigned long)m->st.rail_dups);
+	        (unsigned long)m->st.rail_dups, (unsigned long)m->st.stripe_pulls,
+	        (unsigned long)m->st.stripe_chunks, (unsigned long)m->st.drop_cts_bad, rails);
 }
 
 void gm_msg_close(struct gm_msg *m)

@@ -58,6 +58,11 @@ struct gm_msg_cfg {
 	size_t rx_max;               /* receives posted and not completed: then -FI_EAGAIN */
 	unsigned rail_timeout_ms;    /* FI_GAMMA_RAIL_TIMEOUT: a rail's frames unacknowledged
 	                                this long, while another rail answers: moved */
+	/* Several rails: a pull larger than one chunk goes in chunks of this
+	 * many bytes (0: GM_STRIPE_CHUNK), at most depth of them (0: 2) pulled
+	 * per live rail at once (gm_msg_stripe.c). */
+	size_t stripe_chunk;
+	unsigned stripe_depth;
 };
 
 enum gm_msg_side { GM_MSG_TX, GM_MSG_RX };
@@ -115,12 +120,17 @@ struct gm_conn {
 	struct gm_list moved;                /* frames taken back from a dead rail, resent first */
 	uint32_t rx_next_msg_id;             /* several rails: messages below it are duplicates */
 	bool rx_msg_known;
-	fi_addr_t fi_addr; /* FI_ADDR_NOTAVAIL until found in the AV */
+	bool rx_cts_known;
+	uint32_t rx_next_cts_id;               /* several rails: CTS below it are duplicates */
+	uint32_t next_cts_id;                  /* our next CTS to the peer */
+	struct gm_list stripe_q[GM_RAILS_MAX]; /* pull servers (gm_tx) with chunks for each rail */
+	unsigned stripe_queued;                /* ... on all of them */
+	fi_addr_t fi_addr;                     /* FI_ADDR_NOTAVAIL until found in the AV */
 	uint32_t next_msg_id;
 	struct gm_list tx_queue; /* frames still to hand to the net, in order */
-	struct gm_list cts_wait; /* rendezvous sends waiting to be pulled */
+	struct gm_list cts_wait; /* rendezvous sends waiting to be pulled (or pulled in chunks) */
 	struct gm_list msg_entry;
-	struct gm_list pend_entry; /* on msg->tx_pending while tx_queue is not empty */
+	struct gm_list pend_entry; /* on msg->tx_pending while a queue here waits for a window */
 	struct gm_ux *rx_cur;      /* medium message being reassembled, if unexpected */
 	struct gm_rx *rx_cur_rx;   /* ... or the posted receive it lands in */
 	uint32_t rx_cur_id;
@@ -131,6 +141,12 @@ struct gm_conn {
 };
 
 enum gm_tx_state { GM_TX_QUEUED, GM_TX_WAIT_CTS, GM_TX_PULLED, GM_TX_SENT };
+
+/* A chunk a pull server still has to send: [off, off + len). */
+struct gm_span {
+	uint64_t off, len;
+};
+#define GM_SERVER_SPANS (GM_INJECT_SIZE / sizeof(struct gm_span))
 
 struct gm_tx {
 	struct gm_list entry;
@@ -156,7 +172,24 @@ struct gm_tx {
 	unsigned unacked;
 	int err;
 	enum gm_tx_state state;
-	uint8_t inject_buf[GM_INJECT_SIZE];
+	/*
+	 * Pulled in chunks (gm_msg_stripe.c): a send has one pull server per
+	 * rail that a chunk named (srv), each an internal gm_tx whose parent
+	 * is the send.  The send counts its servers in unacked; served: bytes
+	 * the receiver asked for so far.  A server sends its chunks on rail
+	 * (or the lead rail, on_lead, once its own died), span by span.
+	 */
+	struct gm_tx *parent;
+	struct gm_tx *srv[GM_RAILS_MAX];
+	uint64_t served;
+	uint8_t rail;
+	bool on_lead; /* server: its rail died, it sends on the lead rail for good */
+	bool striped;
+	uint8_t nspans, span_head;
+	union {
+		uint8_t inject_buf[GM_INJECT_SIZE];
+		struct gm_span spans[GM_SERVER_SPANS]; /* a server's queued chunks, a ring */
+	};
 };
 
 struct gm_rx {
@@ -183,7 +216,8 @@ struct gm_rx {
 	uint64_t match_seq; /* conn->rx_matched when it matched */
 	int parked_err;     /* parked on conn->rx_parked (by entry) with this result */
 	struct gm_list rndv_entry;
-	void *buf_base; /* FI_MULTI_RECV: where this message starts */
+	struct gm_pull *pull; /* several rails: a pull in chunks (gm_msg_stripe.c), or NULL */
+	void *buf_base;       /* FI_MULTI_RECV: where this message starts */
 	struct gm_rx *multi_parent;
 	unsigned multi_refs; /* parent: slices not yet completed */
 	bool multi_retired;  /* parent: too little space left, no longer posted */
@@ -231,6 +265,11 @@ struct gm_msg_stats {
 	/* Rails: rails given up (frames moved), rails used again, and frames
 	 * dropped as duplicates of what came on the other rail. */
 	uint64_t rail_failovers, rail_revivals, rail_dups;
+	/* Striping: pulls made in chunks, chunks asked for (receiver), CTS
+	 * dropped as impossible (a chunk past the pull, a rail we lack, ...),
+	 * and RDATA payload bytes handed to each rail (sender). */
+	uint64_t stripe_pulls, stripe_chunks, drop_cts_bad;
+	uint64_t rdata_bytes[GM_RAILS_MAX];
 };
 
 /* The protocol state of one endpoint. */

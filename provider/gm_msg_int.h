@@ -29,12 +29,40 @@
 #include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_log.h>
 
+#include "gm_defaults.h"
 #include "gm_wire.h"
 
 #define MSG_WARN(m, ...) FI_WARN((m)->cfg.prov, FI_LOG_EP_DATA, __VA_ARGS__)
 
 /* Largest medium message accepted unexpected; beyond, senders use RTS. */
 #define GM_MAX_UNEXPECTED_MEDIUM (16u << 20)
+
+/* Several rails: the default chunk of a striped pull (gm_msg_cfg.stripe_chunk). */
+#define GM_STRIPE_CHUNK GM_STRIPE_CHUNK_BYTES
+/* Chunks of one pull in flight at once, all rails together: chunk i uses
+ * slot i % GM_PULL_SLOTS, so a rail that lags this many chunks behind
+ * holds the others up instead of growing the receiver's state. */
+#define GM_PULL_SLOTS 64
+
+/* One chunk a striped pull asked for: [off, off + len), got bytes in so far. */
+struct gm_chunk {
+	uint64_t off, len, got;
+	uint32_t mcrc; /* message CRC from off through the bytes got */
+	uint8_t rail;  /* the rail its CTS named */
+	bool busy;     /* asked for, not all in */
+};
+
+/* A receive pulling a message in chunks over the rails (rx->pull). */
+struct gm_pull {
+	uint32_t msg_id;   /* the sender's, from the RTS */
+	uint64_t chunk;    /* bytes per chunk (the last may be shorter) */
+	uint64_t next_off; /* the first byte not yet asked for */
+	unsigned busy;     /* chunks asked for and not all in */
+	unsigned nout[GM_RAILS_MAX];
+	unsigned depth; /* chunks in flight per rail at most */
+	unsigned next_rail;
+	struct gm_chunk slot[GM_PULL_SLOTS];
+};
 
 /* gm_msg.c: connections */
 struct gm_conn *gm_conn_new(struct gm_msg *m, struct gm_peer *peer, unsigned rail);
@@ -49,6 +77,10 @@ void gm_tx_free(struct gm_tx *tx);
 void gm_conn_push(struct gm_conn *conn);
 void gm_conn_queue(struct gm_conn *conn, struct gm_tx *tx);
 int gm_send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_t len);
+/* A CTS: c->cts_id is the connection's next; 0, or -FI_ENOMEM (pool full). */
+int gm_send_cts(struct gm_conn *conn, struct gm_cts_hdr *c);
+/* One frame of tx to peer: 0, -FI_EAGAIN, -FI_EIO; *sent: payload bytes it took. */
+int gm_tx_send_one(struct gm_tx *tx, struct gm_peer *peer, size_t max_body, size_t *sent);
 void gm_msg_on_acked(void *ctx, struct gm_peer *peer, void *cookie);
 void gm_msg_on_failed_frame(void *ctx, struct gm_peer *peer, void *cookie, int err);
 
@@ -96,6 +128,10 @@ int gm_rails_push_moved(struct gm_conn *conn);
 void gm_rails_drop_moved(struct gm_conn *conn, int err);
 void gm_rails_pick_lead(struct gm_conn *conn);
 bool gm_rails_dup_msg(struct gm_conn *conn, uint32_t msg_id); /* several rails only */
+bool gm_rails_dup_cts(struct gm_conn *conn, uint32_t cts_id); /* several rails only */
+void gm_rails_cts_taken(struct gm_conn *conn, uint32_t cts_id);
+/* Whether rail r to conn's endpoint takes frames (not dormant, not failed). */
+bool gm_rails_live(const struct gm_conn *conn, unsigned r);
 /*
  * Several rails: a fragment, pull or CTS that matches nothing (or lands
  * before what was placed already) is a duplicate of one that came on the
@@ -110,6 +146,22 @@ static inline bool gm_rails_dup(struct gm_msg *m)
 }
 void gm_rails_on_stalled(void *ctx, struct gm_peer *peer, uint64_t now_us, uint64_t stalled_us);
 void gm_rails_on_revived(void *ctx, struct gm_peer *peer);
+
+/*
+ * gm_msg_stripe.c: pulls in chunks over several rails.  Receiver: start a
+ * pull (false: not striped, pull in one piece), and take its RDATA.
+ * Sender: serve a chunk's CTS (false: dropped as impossible), push the
+ * servers' frames (true: a window was full), and fail a send's servers
+ * with it.
+ */
+bool gm_pull_start(struct gm_rx *rx, uint32_t msg_id);
+void gm_pull_on_rdata(struct gm_rx *rx, const struct gm_frag_hdr *f, const uint8_t *data,
+                      size_t dlen);
+bool gm_stripe_on_cts(struct gm_msg *m, struct gm_conn *conn, struct gm_tx *tx,
+                      const struct gm_cts_hdr *c);
+bool gm_stripe_push(struct gm_conn *conn);
+void gm_stripe_fail(struct gm_tx *tx, int err);
+void gm_stripe_fail_conn(struct gm_conn *conn, int err);
 
 /* gm_msg_frame.c */
 void gm_msg_on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f);

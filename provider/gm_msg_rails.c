@@ -36,7 +36,7 @@ static int rail_of(const struct gm_conn *conn, const struct gm_peer *peer)
 	return -1;
 }
 
-static bool rail_live(const struct gm_conn *conn, unsigned r)
+bool gm_rails_live(const struct gm_conn *conn, unsigned r)
 {
 	return conn->rails[r] && !gm_peer_dormant(conn->rails[r]) &&
 	       !gm_peer_failed(conn->rails[r]);
@@ -99,11 +99,11 @@ void gm_rails_pick_lead(struct gm_conn *conn)
 	unsigned n = conn->msg->nrails, best = n;
 
 	for (unsigned r = 0; r < n && best == n; r++)
-		if (rail_live(conn, r))
+		if (gm_rails_live(conn, r))
 			best = r;
 	if (best == n || best == conn->lead)
 		return;
-	if (rail_live(conn, conn->lead) && best < conn->lead &&
+	if (gm_rails_live(conn, conn->lead) && best < conn->lead &&
 	    !gm_peer_idle(conn->rails[conn->lead]))
 		return;
 	conn->lead = best;
@@ -201,7 +201,7 @@ void gm_rails_on_stalled(void *ctx, struct gm_peer *peer, uint64_t now, uint64_t
 	for (unsigned o = 0; o < m->nrails; o++) {
 		uint64_t h;
 
-		if (o == (unsigned)r || !rail_live(conn, o) || !gm_peer_link_up(conn->rails[o]))
+		if (o == (unsigned)r || !gm_rails_live(conn, o) || !gm_peer_link_up(conn->rails[o]))
 			continue;
 		other = true;
 		if ((h = gm_peer_last_heard(conn->rails[o])) > heard)
@@ -216,7 +216,7 @@ void gm_rails_on_stalled(void *ctx, struct gm_peer *peer, uint64_t now, uint64_t
 	if (2 * stalled < timeout)
 		return;
 	for (unsigned o = 0; o < m->nrails; o++)
-		if (o != (unsigned)r && rail_live(conn, o))
+		if (o != (unsigned)r && gm_rails_live(conn, o))
 			gm_peer_probe(conn->rails[o]);
 	if (!heard || now - heard >= stalled)
 		return; /* nobody answered since the stall began */
@@ -246,7 +246,7 @@ void gm_rails_on_revived(void *ctx, struct gm_peer *peer)
 bool gm_rails_peer_failed(struct gm_conn *conn, struct gm_peer *peer, int err)
 {
 	if (err == -FI_ECONNRESET)
-		conn->rx_msg_known = false;
+		conn->rx_msg_known = conn->rx_cts_known = false;
 	if (conn->msg->nrails < 2 || peer == conn->peer)
 		return true;
 	MSG_WARN(conn->msg, "rail %d to fi_addr %ld failed\n", rail_of(conn, peer),
@@ -268,4 +268,24 @@ bool gm_rails_dup_msg(struct gm_conn *conn, uint32_t msg_id)
 	conn->rx_msg_known = true;
 	conn->rx_next_msg_id = msg_id + 1;
 	return false;
+}
+
+/*
+ * Several rails: whether a CTS is one the connection had (see
+ * gm_rails_dup_msg); gm_rails_cts_taken records one that served a send, so
+ * that a CTS that served none (forged, or for no send) moves nothing on.
+ */
+bool gm_rails_dup_cts(struct gm_conn *conn, uint32_t cts_id)
+{
+	if (conn->rx_cts_known && (int32_t)(cts_id - conn->rx_next_cts_id) < 0) {
+		conn->msg->st.rail_dups++;
+		return true;
+	}
+	return false;
+}
+
+void gm_rails_cts_taken(struct gm_conn *conn, uint32_t cts_id)
+{
+	conn->rx_cts_known = true;
+	conn->rx_next_cts_id = cts_id + 1;
 }

@@ -8,6 +8,7 @@
  */
 #include "gm_msg_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void rx_report(struct gm_rx *rx, int err)
@@ -47,6 +48,8 @@ void gm_rx_free(struct gm_rx *rx)
 
 	if (parent && --parent->multi_refs == 0 && parent->multi_retired)
 		gm_pool_put(pool, parent);
+	if (rx->pull)
+		free(rx->pull); /* a striped pull that failed or was dropped */
 	gm_pool_put(pool, rx);
 }
 

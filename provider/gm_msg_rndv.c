@@ -2,7 +2,8 @@
 /*
  * Rendezvous, for large messages: the sender's RTS carries no data; once
  * a receive matched it, the receiver pulls with a CTS naming how much it
- * takes, and the sender answers with RDATA frames.
+ * takes, and the sender answers with RDATA frames.  Over several rails a
+ * large pull goes in chunks instead (gm_msg_stripe.c).
  */
 #include "gm_msg_int.h"
 
@@ -11,20 +12,19 @@ void gm_rx_pull(struct gm_rx *rx, uint32_t msg_id)
 {
 	struct gm_cts_hdr c = {
 	    .msg_id = msg_id, .recv_id = rx->msg->next_recv_id++, .len = rx->recv_len};
-	uint8_t buf[sizeof(c)];
 
 	rx->id = c.recv_id;
 	if (!rx->recv_len) {
 		/* Nothing to pull, but the sender still waits to be released. */
-		gm_cts_hdr_encode(buf, &c);
-		gm_send_ctrl(rx->conn, GM_FT_CTS, buf, sizeof(buf));
+		gm_send_cts(rx->conn, &c);
 		gm_rx_complete(rx, 0);
 		return;
 	}
+	if (rx->msg->nrails > 1 && gm_pull_start(rx, msg_id))
+		return;
 	gm_list_add_tail(&rx->msg->rndv_rx, &rx->rndv_entry);
 	gm_peer_await(rx->conn->peer);
-	gm_cts_hdr_encode(buf, &c);
-	if (gm_send_ctrl(rx->conn, GM_FT_CTS, buf, sizeof(buf))) {
+	if (gm_send_cts(rx->conn, &c)) {
 		gm_list_del(&rx->rndv_entry);
 		gm_rx_complete(rx, FI_ENOMEM);
 	}
@@ -36,11 +36,20 @@ void gm_rndv_on_cts(struct gm_msg *m, struct gm_conn *conn, const void *body, si
 	struct gm_list *pos, *tmp;
 
 	gm_cts_hdr_decode(body, &c);
+	if (m->nrails > 1 && gm_rails_dup_cts(conn, c.cts_id))
+		return;
 	gm_list_for_each_safe(&conn->cts_wait, pos, tmp)
 	{
 		struct gm_tx *tx = gm_list_entry(pos, struct gm_tx, entry);
 		if (tx->msg_id != c.msg_id)
 			continue;
+		if (c.chunk || tx->striped) {
+			if (gm_stripe_on_cts(m, conn, tx, &c) && m->nrails > 1)
+				gm_rails_cts_taken(conn, c.cts_id);
+			return;
+		}
+		if (m->nrails > 1)
+			gm_rails_cts_taken(conn, c.cts_id);
 		gm_list_del(&tx->entry);
 		tx->recv_id = c.recv_id;
 		tx->limit = c.len < tx->len ? c.len : tx->len;
@@ -74,6 +83,10 @@ void gm_rndv_on_rdata(struct gm_msg *m, struct gm_conn *conn, const void *body, 
 		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
 		if (rx->id != f.msg_id || rx->conn != conn)
 			continue;
+		if (rx->pull) {
+			gm_pull_on_rdata(rx, &f, data, dlen);
+			return;
+		}
 		if (f.offset < rx->got && gm_rails_dup(m))
 			return;
 		if (f.offset != rx->got || f.offset + dlen > rx->recv_len) {

@@ -207,9 +207,7 @@ void gm_ux_discard(struct gm_ux *ux)
 	gm_list_del(&ux->entry);
 	if (ux->rts) {
 		struct gm_cts_hdr c = {.msg_id = ux->msg_id, .recv_id = 0, .len = 0};
-		uint8_t buf[sizeof(c)];
-		gm_cts_hdr_encode(buf, &c);
-		gm_send_ctrl(ux->conn, GM_FT_CTS, buf, sizeof(buf));
+		gm_send_cts(ux->conn, &c);
 	}
 	if (ux->conn->rx_cur == ux)
 		ux->conn->rx_cur = NULL;

@@ -135,6 +135,10 @@ void gm_cts_hdr_encode(void *buf, const struct gm_cts_hdr *c)
 	    .msg_id = htobe32(c->msg_id),
 	    .recv_id = htobe32(c->recv_id),
 	    .len = htobe64(c->len),
+	    .offset = htobe64(c->offset),
+	    .chunk = htobe64(c->chunk),
+	    .cts_id = htobe32(c->cts_id),
+	    .rail = c->rail,
 	};
 	memcpy(buf, &w, sizeof(w));
 }
@@ -147,6 +151,11 @@ void gm_cts_hdr_decode(const void *buf, struct gm_cts_hdr *c)
 	c->msg_id = be32toh(w.msg_id);
 	c->recv_id = be32toh(w.recv_id);
 	c->len = be64toh(w.len);
+	c->offset = be64toh(w.offset);
+	c->chunk = be64toh(w.chunk);
+	c->cts_id = be32toh(w.cts_id);
+	c->rail = w.rail;
+	memset(c->rsvd, 0, sizeof(c->rsvd));
 }
 
 void gm_void_hdr_encode(void *buf, const struct gm_void_hdr *v)

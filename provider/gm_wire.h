@@ -25,8 +25,10 @@
  * 2: checksum over body, then header.  3: per-port frame nonce, echo of the
  * peer's last nonce (restart proof), and a 16-byte tag field: a MAC with a
  * per-job secret, or the CRC-32C without one.  4: message CRCs (mcrc).
+ * 5: chunked pulls striped over rails (gm_cts_hdr: offset, chunk, cts_id,
+ * rail), and the mcrc of pulled data chains from its chunk's start.
  */
-#define GM_WIRE_VERSION      4
+#define GM_WIRE_VERSION      5
 #define GM_ETHERTYPE_DEFAULT 0x88B5
 #define GM_ETH_HLEN          14
 
@@ -83,8 +85,9 @@ struct gm_hdr {
 
 /*
  * mcrc, in EAGER, START, FRAG and RDATA frames: CRC-32C (gm_crc32c chain
- * from 0) of the message's bytes from offset 0 through the end of this
- * frame's payload, as the sender read them from the user's buffer.  The
+ * from 0) of the message's bytes from offset 0 (RDATA: from the offset of
+ * the CTS chunk it answers) through the end of this frame's payload, as
+ * the sender read them from the user's buffer.  The
  * receiver recomputes it while placing the payload and fails the message
  * (FI_EIO) on a mismatch: a reassembly error (a frame placed at the wrong
  * offset, or twice, or skipped) becomes an error, never wrong data.  The
@@ -112,11 +115,25 @@ struct gm_frag_hdr {
 	uint32_t mcrc;   /* message CRC through this payload */
 } __attribute__((packed));
 
-/* CTS: the receiver matched an RTS and pulls len bytes of it.  16 bytes. */
+/*
+ * CTS: the receiver matched an RTS and pulls len bytes of it, either in one
+ * piece (chunk 0: the whole pull, on the sender's lead rail) or in chunks,
+ * one CTS each, [offset, offset + chunk) with offset + chunk <= len, whose
+ * RDATA goes on rail (a multi-rail receiver striping a large message; the
+ * sender takes its lead rail instead when that rail is dead to it).  Every
+ * chunk of a pull names the same len.  cts_id: +1 per CTS a receiver sends
+ * to a peer, so that a sender drops one it already had (moved between
+ * rails).  40 bytes.
+ */
 struct gm_cts_hdr {
 	uint32_t msg_id;  /* sender's id from the RTS */
 	uint32_t recv_id; /* receiver's id, echoed in RDATA frames */
-	uint64_t len;     /* bytes to send (<= msg_len: truncation) */
+	uint64_t len;     /* bytes pulled in all (<= msg_len: truncation) */
+	uint64_t offset;  /* this chunk's first byte (chunk 0: 0) */
+	uint64_t chunk;   /* this chunk's length; 0: the whole pull */
+	uint32_t cts_id;  /* receiver's CTS id */
+	uint8_t rail;     /* rail the chunk's RDATA goes on (0 .. rails - 1) */
+	uint8_t rsvd[3];  /* zero on send, ignored on receive */
 } __attribute__((packed));
 
 /*
@@ -141,7 +158,7 @@ _Static_assert(sizeof(struct gm_hdr) == 60, "gm_hdr is 60 bytes");
 _Static_assert(offsetof(struct gm_hdr, tag) == GM_HDR_TAG_OFF, "tag offset");
 _Static_assert(sizeof(struct gm_msg_hdr) == 36, "gm_msg_hdr is 36 bytes");
 _Static_assert(sizeof(struct gm_frag_hdr) == 16, "gm_frag_hdr is 16 bytes");
-_Static_assert(sizeof(struct gm_cts_hdr) == 16, "gm_cts_hdr is 16 bytes");
+_Static_assert(sizeof(struct gm_cts_hdr) == 40, "gm_cts_hdr is 40 bytes");
 _Static_assert(sizeof(struct gm_void_hdr) == 4, "gm_void_hdr is 4 bytes");
 
 /* Size of the type-specific header for each frame type (0 if unknown). */

@@ -77,6 +77,21 @@ static void cts_frame(uint32_t id, uint32_t recv_id, uint64_t len)
 	frame(GM_FT_CTS, b, sizeof(b));
 }
 
+/* A CTS of one chunk of a striped pull (gm_msg_stripe.c). */
+static void cts_chunk_frame(uint32_t id, uint32_t recv_id, uint64_t len, uint64_t off,
+                            uint64_t chunk, uint32_t cts_id)
+{
+	uint8_t b[sizeof(struct gm_cts_hdr)];
+
+	gm_cts_hdr_encode(b, &(struct gm_cts_hdr){.msg_id = id,
+	                                          .recv_id = recv_id,
+	                                          .len = len,
+	                                          .offset = off,
+	                                          .chunk = chunk,
+	                                          .cts_id = cts_id});
+	frame(GM_FT_CTS, b, sizeof(b));
+}
+
 /* An ACK for our stream (which starts at FZ_SESSION), flags and ack kept raw. */
 static void ack_frame(uint32_t ack, uint64_t sack)
 {
@@ -167,6 +182,15 @@ int main(int argc, char **argv)
 	tick(1);
 	ack_frame(1005, 0x5);
 	err |= save(d, "send-rndv-cts-ack");
+
+	send_op(FZ_BIG, 400, 0); /* 25600 bytes, pulled in two chunks */
+	tick(0);
+	ack_frame(1001, 0);
+	cts_chunk_frame(0, 78, 25600, 12800, 12800, 1);
+	cts_chunk_frame(0, 78, 25600, 0, 12800, 2);
+	tick(1);
+	ack_frame(1010, 0);
+	err |= save(d, "send-rndv-chunks");
 
 	send_op(0, 5000, 0);
 	send_op(0, 100, 1);

@@ -1,10 +1,11 @@
 #!/bin/bash
 # Failover between rails over real frames: one multi-rail domain per node
 # (FI_GAMMA_IFACE=n0+n0b, n1+n1b on a 2-node, 2-rail cluster), a verified
-# tagged stream of eager, medium and rendezvous messages (gm-railstream),
-# and rail 0 taken down at node 1's switch port in the middle of it: every
-# byte arrives, in order, no peer fails, and the counters show the frames
-# moved to rail 1.  Then both rails down: the stream ends with an error
+# tagged stream of eager, medium and rendezvous messages (gm-railstream;
+# those above 256 KiB striped over both rails in chunks), and rail 0 taken
+# down at node 1's switch port in the middle of it: every byte arrives, in
+# order, no peer fails, the counters show the frames moved to rail 1, and
+# both rails carried pulled data before.  Then both rails down: the stream ends with an error
 # naming the peer soon after FI_GAMMA_PEER_TIMEOUT, never hangs.
 . "$(dirname "$0")/cluster-lib.sh" rf
 STREAM=$BUILT/tools/gm-railstream
@@ -30,7 +31,7 @@ stream()
 }
 
 # --- rail 0 down mid-stream ---------------------------------------------------------
-stream "$WORK/one" -n 4000
+stream "$WORK/one" -n 2000
 ip link set "gc-$NAME-p1" down || fail "cannot take gc-$NAME-p1 down"
 touch "$WORK/resume"
 timeout 120 tail --pid=$JOB -f /dev/null
@@ -39,7 +40,7 @@ rc=$?
 BGPIDS=
 out=$(cat "$WORK/one")
 [ $rc = 0 ] || fail "stream over a failing rail (rc $rc): $out"
-grep -q '^verified 4000 messages$' <<<"$out" || fail "not every message verified: $out"
+grep -q '^verified 2000 messages$' <<<"$out" || fail "not every message verified: $out"
 grep -q "gamma msg stats ${n}0+${n}0b port .*rail failovers [1-9]" <<<"$out" ||
 	fail "the sender's counters show no failover: $(grep 'gamma msg stats' <<<"$out")"
 moved=$(grep -o "gamma stats ${n}0: .*" <<<"$out" | grep -o 'rails failed [0-9]* frames moved [0-9]*')
@@ -47,8 +48,15 @@ moved=$(grep -o "gamma stats ${n}0: .*" <<<"$out" | grep -o 'rails failed [0-9]*
 	fail "rail 0's counters show nothing moved: $(grep "gamma stats ${n}0:" <<<"$out")"
 grep "^gamma stats " <<<"$out" | grep -v 'peers failed 0;' &&
 	fail "a peer failed although rail 1 worked"
-grep -E '^gamma (msg )?stats|rail [0-9]' <<<"$out" | cut -c1-400
-ok "rail 0 down mid-stream: 4000 messages (8 B .. 300 KB) verified, no peer failed; rail 0 of node 0: $moved"
+# Striping: the sender's pulled data went over both rails (rail 0 until it died).
+striped=$(grep -o "gamma msg stats ${n}0+${n}0b port .*" <<<"$out" | grep -o 'striped bytes by rail [0-9]* [0-9]*$')
+read -r s0 s1 < <(awk '{print $5, $6}' <<<"$striped")
+[ -n "$s1" ] && [ "$s0" -ge $((8 << 20)) ] && [ "$s1" -ge $((8 << 20)) ] ||
+	fail "the pulled data did not go over both rails: '$striped'"
+grep -q "gamma msg stats ${n}1+${n}1b port .*striped pulls [1-9]" <<<"$out" ||
+	fail "the receiver made no striped pull: $(grep 'gamma msg stats' <<<"$out")"
+grep -E '^gamma (msg )?stats|rail [0-9]' <<<"$out" | cut -c1-600
+ok "rail 0 down mid-stream: 2000 messages (8 B .. 1.2 MB) verified, no peer failed; rail 0 of node 0: $moved; $striped"
 
 # --- every rail down ------------------------------------------------------------------
 ip link set "gc-$NAME-p1" up || fail "cannot bring gc-$NAME-p1 back"

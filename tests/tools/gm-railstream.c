@@ -6,8 +6,9 @@
  *   gm-railstream [-n N] [-c CHECKPOINT] [-r RESUME_FILE] [--expect-fail] SRC_DOMAIN DST_DOMAIN
  *
  * SRC_DOMAIN and DST_DOMAIN are multi-rail domains ("a+b", in
- * FI_GAMMA_IFACE).  N messages (default 3000) of sizes from 8 B to 300 KB
- * (eager, medium, rendezvous) go from SRC to DST, each with its index as
+ * FI_GAMMA_IFACE).  N messages (default 3000) of sizes from 8 B to 1.2 MB
+ * (eager, medium, rendezvous; the two largest striped over the rails in
+ * chunks) go from SRC to DST, each with its index as
  * tag and a payload derived from it; DST checks every byte and the order.
  * After CHECKPOINT messages it prints "checkpoint" and, at twice that, waits
  * (progressing) until RESUME_FILE exists, so that a script can take rails
@@ -36,9 +37,9 @@
 #define WINDOW  8
 #define STALL_S 60.0
 
-static const size_t sizes[] = {8, 1000, 6000, 70000, 300000};
+static const size_t sizes[] = {8, 1000, 6000, 70000, 300000, 1200000};
 #define NSIZES   (sizeof(sizes) / sizeof(sizes[0]))
-#define MAX_SIZE 300000
+#define MAX_SIZE 1200000
 
 struct side {
 	const char *domain;

@@ -773,7 +773,8 @@ Test(msg, dropped_frames_are_counted)
 	                          "unknown-frag 1 misplaced-frag 1 unknown-cts 1 unknown-rdata 1 "
 	                          "misplaced-rdata 1 no-memory 0; messages cut short 2; refused "
 	                          "(pool full) sends 0 receives 0; rail failovers 0 revivals 0 "
-	                          "duplicates 0\n"),
+	                          "duplicates 0; striped pulls 0 chunks 0 bad-cts 0; striped "
+	                          "bytes by rail 0\n"),
 	             0, "%s", line);
 	free(line);
 	gm_rel_port_close(r.port);

@@ -121,7 +121,7 @@ Test(wire, msg_frag_cts_round_trip)
 	                       0xCAFEF00D},
 	                  m2;
 	struct gm_frag_hdr f = {9, 0x123456789ull, 0x80000001}, f2;
-	struct gm_cts_hdr c = {1, 2, 3}, c2;
+	struct gm_cts_hdr c = {1, 2, 3, 1ull << 34, 262144, 0xA0B0C0D0, 1, {0}}, c2;
 
 	gm_msg_hdr_encode(buf, &m);
 	gm_msg_hdr_decode(buf, &m2);
@@ -137,6 +137,11 @@ Test(wire, msg_frag_cts_round_trip)
 	gm_cts_hdr_encode(buf, &c);
 	gm_cts_hdr_decode(buf, &c2);
 	cr_assert(!memcmp(&c, &c2, sizeof(c)));
+	/* The chunk's offset and length follow the pull's length, then cts_id and rail. */
+	cr_assert_eq(buf[19], 0x04);
+	cr_assert_eq(buf[29], 0x04);
+	cr_assert_eq(buf[32], 0xA0);
+	cr_assert_eq(buf[36], 1);
 }
 
 Test(wire, rejects_malformed_headers)
