@@ -47,7 +47,7 @@ struct fl_count {
 	uint64_t invalid;  /* wrong length, pattern or order */
 };
 
-enum fl_test { FL_TEST_LAT = 1, FL_TEST_BW = 2, FL_TEST_MMSG = 4 };
+enum fl_test { FL_TEST_LAT = 1, FL_TEST_BW = 2, FL_TEST_MMSG = 4, FL_TEST_RING = 8 };
 
 struct fl_opts {
 	bool server;

@@ -8,8 +8,11 @@
  *   latency    8-byte pings (one frame of 14 + 8 bytes) that the server sends
  *              back; half the median round trip, median over repetitions
  *   bandwidth  the client sends frames of MTU payload bytes as fast as it
- *              can, one sendmsg() per frame (--tests bw) or sendmmsg()
- *              batches (--tests mmsg); the server counts what arrives
+ *              can, one sendmsg() per frame (--tests bw), sendmmsg()
+ *              batches (--tests mmsg) or a PACKET_TX_RING flushed by one
+ *              send() per batch, each frame written (copied) into its slot
+ *              (--tests ring: the kernel then takes the slot's pages
+ *              without a copy of its own); the server counts what arrives
  *              during --seconds from the first frame (kernel arrival
  *              stamps), then tells the client to stop; median over reps
  *
@@ -20,7 +23,7 @@
  * lost to a full ring are counted, not retransmitted.
  *
  *   gamma-floor --server --iface IF [--timeout S]
- *   gamma-floor --client MAC --iface IF [--tests lat,bw,mmsg] [--reps N]
+ *   gamma-floor --client MAC --iface IF [--tests lat,bw,mmsg,ring] [--reps N]
  *               [--seconds S] [--iters N] [--warmup N] [--size B] [--batch N]
  *
  * The server learns the client's MAC from its first hello and serves until
@@ -104,15 +107,16 @@ static void usage(int rc)
 {
 	fprintf(rc ? stderr : stdout,
 	        "usage: gamma-floor --server --iface IF [--timeout S]\n"
-	        "       gamma-floor --client MAC --iface IF [--tests lat,bw,mmsg] [--reps N]\n"
+	        "       gamma-floor --client MAC --iface IF [--tests lat,bw,mmsg,ring] [--reps N]\n"
 	        "                   [--seconds S] [--iters N] [--warmup N] [--size B] [--batch N]\n"
 	        "  --tests    lat: 8-byte ping-pong; bw: stream, one sendmsg per frame;\n"
-	        "             mmsg: stream, sendmmsg batches (default lat,bw)\n"
+	        "             mmsg: stream, sendmmsg batches; ring: stream, PACKET_TX_RING\n"
+	        "             batches (default lat,bw)\n"
 	        "  --reps     repetitions, medians reported (default 3)\n"
 	        "  --seconds  receiver's counting interval per repetition (default 1)\n"
 	        "  --iters    round trips per repetition (default 1000, after --warmup 100)\n"
 	        "  --size     data frame payload bytes (default: the MTU)\n"
-	        "  --batch    frames per sendmmsg (default 64)\n"
+	        "  --batch    frames per sendmmsg or ring flush (default 64)\n"
 	        "  --ethertype T  (default 0x88B5)   --timeout S  (default 30)\n");
 	exit(rc);
 }
@@ -157,8 +161,11 @@ static unsigned tests(const char *s)
 			t |= FL_TEST_BW;
 		else if (!strcmp(w, "mmsg"))
 			t |= FL_TEST_MMSG;
+		else if (!strcmp(w, "ring"))
+			t |= FL_TEST_RING;
 		else {
-			fprintf(stderr, "gamma-floor: unknown test '%s' (lat, bw, mmsg)\n", w);
+			fprintf(stderr, "gamma-floor: unknown test '%s' (lat, bw, mmsg, ring)\n",
+			        w);
 			exit(2);
 		}
 	}

@@ -60,7 +60,7 @@ int fl_link_open(struct fl_link *l, const char *ifname, uint16_t ethertype)
 	int sndbuf = 4 << 20, one = 1;
 
 	memset(l, 0, sizeof(*l));
-	l->fd = -1;
+	l->fd = l->tx_fd = -1;
 	/* Protocol 0 until the ring exists: nothing queues before it. */
 	l->fd = socket(AF_PACKET, SOCK_RAW, 0);
 	if (l->fd < 0)
@@ -99,10 +99,14 @@ void fl_link_close(struct fl_link *l)
 {
 	if (l->ring)
 		munmap(l->ring, l->ring_len);
+	if (l->tx_ring)
+		munmap(l->tx_ring, l->ring_len);
 	if (l->fd >= 0)
 		close(l->fd);
-	l->ring = NULL;
-	l->fd = -1;
+	if (l->tx_fd >= 0)
+		close(l->tx_fd);
+	l->ring = l->tx_ring = NULL;
+	l->fd = l->tx_fd = -1;
 }
 
 void fl_link_set_peer(struct fl_link *l, const uint8_t mac[ETH_ALEN])
@@ -171,4 +175,60 @@ int fl_link_sendmmsg(struct fl_link *l, struct mmsghdr *m, unsigned n)
 	int rc = sendmmsg(l->fd, m, n, MSG_DONTWAIT);
 
 	return rc < 0 ? -errno : rc;
+}
+
+int fl_link_tx_open(struct fl_link *l, const char *ifname)
+{
+	int v = TPACKET_V2, e;
+	struct tpacket_req req = {.tp_block_size = (unsigned)l->block_size,
+	                          .tp_block_nr = (unsigned)(l->ring_len / l->block_size),
+	                          .tp_frame_size = (unsigned)l->frame_size,
+	                          .tp_frame_nr = l->frame_nr};
+
+	l->tx_fd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (l->tx_fd < 0 || setsockopt(l->tx_fd, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)) < 0 ||
+	    setsockopt(l->tx_fd, SOL_PACKET, PACKET_TX_RING, &req, sizeof(req)) < 0)
+		goto fail;
+	l->tx_ring = mmap(NULL, l->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, l->tx_fd, 0);
+	if (l->tx_ring == MAP_FAILED) {
+		l->tx_ring = NULL;
+		goto fail;
+	}
+	if (bind(l->tx_fd, (struct sockaddr *)&l->to, sizeof(l->to)) < 0)
+		goto fail;
+	return 0;
+fail:
+	e = errno;
+	fprintf(stderr, "gamma-floor: PACKET_TX_RING on %s: %s\n", ifname, strerror(e));
+	return -e;
+}
+
+static struct tpacket2_hdr *tx_slot(struct fl_link *l)
+{
+	return (void *)(l->tx_ring + (size_t)(l->tx_head / l->per_block) * l->block_size +
+	                (size_t)(l->tx_head % l->per_block) * l->frame_size);
+}
+
+uint8_t *fl_link_tx_slot(struct fl_link *l)
+{
+	struct tpacket2_hdr *h = tx_slot(l);
+
+	if (__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) != TP_STATUS_AVAILABLE)
+		return NULL;
+	/* TPACKET_V2 transmit: the frame follows the aligned header. */
+	return (uint8_t *)h + TPACKET_ALIGN(sizeof(*h));
+}
+
+void fl_link_tx_commit(struct fl_link *l, unsigned len)
+{
+	struct tpacket2_hdr *h = tx_slot(l);
+
+	h->tp_len = len;
+	__atomic_store_n(&h->tp_status, TP_STATUS_SEND_REQUEST, __ATOMIC_RELEASE);
+	l->tx_head = (l->tx_head + 1) % l->frame_nr;
+}
+
+int fl_link_tx_flush(struct fl_link *l)
+{
+	return send(l->tx_fd, NULL, 0, MSG_DONTWAIT) < 0 ? -errno : 0;
 }

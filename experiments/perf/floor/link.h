@@ -18,6 +18,11 @@ struct fl_link {
 	uint8_t *ring;
 	size_t ring_len, block_size, frame_size;
 	unsigned frame_nr, per_block, head;
+	/* PACKET_TX_RING (--tests ring): a socket of its own, the receive
+	 * ring's size and slot layout. */
+	int tx_fd;
+	uint8_t *tx_ring;
+	unsigned tx_head;
 };
 
 /* 0, or -errno with the reason on stderr (-EPERM: no CAP_NET_RAW). */
@@ -40,5 +45,19 @@ void fl_link_eth(const struct fl_link *l, uint8_t out[ETH_HLEN]);
 int fl_link_send(struct fl_link *l, struct iovec *iov, int n);
 /* Up to n prepared messages in one sendmmsg: how many left, or -errno. */
 int fl_link_sendmmsg(struct fl_link *l, struct mmsghdr *m, unsigned n);
+
+/*
+ * The transmit ring: frames written into mapped slots, handed to the kernel
+ * by one send() per batch; the kernel builds each skb around the slot's
+ * pages instead of copying them.  fl_link_tx_open: 0 or -errno (message on
+ * stderr).  fl_link_tx_slot: where the next frame (Ethernet header first)
+ * goes, or NULL while the kernel still holds that slot.
+ * fl_link_tx_commit queues it; fl_link_tx_flush sends what is queued:
+ * 0 or -errno.
+ */
+int fl_link_tx_open(struct fl_link *l, const char *ifname);
+uint8_t *fl_link_tx_slot(struct fl_link *l);
+void fl_link_tx_commit(struct fl_link *l, unsigned len);
+int fl_link_tx_flush(struct fl_link *l);
 
 #endif
