@@ -60,6 +60,9 @@ struct gm_params {
 extern struct gm_params gm_params;
 /* The net core's log hook (gm_log.h): into libfabric's log, as this provider. */
 extern const struct gm_log gm_fi_log;
+/* A setting the user got wrong: on stderr (libfabric's log may be off) and
+ * in the log, "libfabric gamma: " first. */
+void gm_config_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Limits advertised in fi_info. */
 #define GM_TX_SIZE      1024

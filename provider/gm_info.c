@@ -183,6 +183,29 @@ static int list_domains(char (*names)[IF_NAMESIZE], uint8_t (*macs)[6], bool *us
 	return nd;
 }
 
+/*
+ * Nothing to offer.  Without FI_GAMMA_IFACE (or with a domain hint that
+ * names something else) that is a plain answer to a query; but when the
+ * user's own list matched nothing on this host, the user made a mistake
+ * and must hear of it, once.  (A list that names other hosts' interfaces
+ * too is fine as long as one of them is here: one list serves a job.)
+ */
+static void iface_none_usable(const char *hint)
+{
+	static bool told;
+
+	if (!gm_params.iface || hint || told) {
+		GM_INFO(FI_LOG_CORE, "no usable Ethernet interface%s%s\n",
+		        gm_params.iface ? " among FI_GAMMA_IFACE=" : "",
+		        gm_params.iface ? gm_params.iface : "");
+		return;
+	}
+	told = true;
+	gm_config_error("FI_GAMMA_IFACE=%s: none of these is an Ethernet interface that is up on "
+	                "this host ('ip -br link' lists them; a group a+b needs every member)\n",
+	                gm_params.iface);
+}
+
 static struct fi_info *info_template(const char *ifname)
 {
 	struct fi_info *fi = fi_allocinfo();
@@ -536,9 +559,7 @@ static int getinfo_on(char (*names)[IF_NAMESIZE], uint8_t (*macs)[6], bool *usua
 	n = list_domains(names, macs, usual, doms, GM_MAX_IFACES,
 	                 hints && hints->domain_attr ? hints->domain_attr->name : NULL);
 	if (!n) {
-		GM_INFO(FI_LOG_CORE, "no usable Ethernet interface%s%s\n",
-		        gm_params.iface ? " among FI_GAMMA_IFACE=" : "",
-		        gm_params.iface ? gm_params.iface : "");
+		iface_none_usable(hints && hints->domain_attr ? hints->domain_attr->name : NULL);
 		return -FI_ENODATA;
 	}
 	if (node) {

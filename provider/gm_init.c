@@ -2,6 +2,12 @@
 /* Provider entry point: fi_prov_ini, parameters, and the provider object. */
 #include "gm.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -10,6 +16,9 @@
 #include "gm_net.h"
 
 static void gm_cleanup(void);
+
+/* Byte counts: far beyond any memory, far below overflow. */
+#define BYTES_MAX (1ll << 50)
 
 struct fi_provider gm_prov = {
     .version = GM_PROV_VERSION,
@@ -51,6 +60,54 @@ static void fi_log_hook(void *ctx, enum gm_log_level level, const char *func, in
 
 const struct gm_log gm_fi_log = {.fn = fi_log_hook};
 
+void gm_config_error(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* libfabric's log is silent unless FI_LOG_LEVEL asks: a setting the
+	 * user got wrong must be seen all the same. */
+	fprintf(stderr, "libfabric gamma: %s", msg);
+	GM_WARN(FI_LOG_CORE, "%s", msg);
+}
+
+/*
+ * A numeric FI_GAMMA_<NAME>: true with *out when it is set to a whole
+ * number (decimal, 0x hex) within [lo, hi]; set to anything else, it is
+ * reported and false returned, so the default stays.  libfabric's own
+ * parser would take "abc" as 0 and "64k" as 64 without a word.
+ */
+static bool param_num(const char *name, long long lo, long long hi, long long *out)
+{
+	char var[64], *end;
+	const char *s;
+	long long v;
+	size_t i;
+
+	i = (size_t)snprintf(var, sizeof(var), "FI_GAMMA_");
+	for (; *name && i + 1 < sizeof(var); name++)
+		var[i++] = (char)toupper((unsigned char)*name);
+	var[i] = '\0';
+	s = getenv(var);
+	if (!s)
+		return false;
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	while (end != s && isspace((unsigned char)*end))
+		end++;
+	if (end == s || *end || errno || v < lo || v > hi) {
+		gm_config_error("%s=%s: expected a whole number from %lld to %lld; "
+		                "using the default\n",
+		                var, s, lo, hi);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
 /* Caps on what unexpected messages may hold (gm_msg_ux.c). */
 static void gm_params_define_ux(void)
 {
@@ -80,27 +137,25 @@ static void gm_params_define_ux(void)
 static void gm_params_read_ux(void)
 {
 	char *s = NULL;
-	size_t z;
-	int v;
+	long long v;
 
-	if (!fi_param_get_size_t(&gm_prov, "ux_max", &z))
-		gm_params.ux_max = z;
-	if (!fi_param_get_size_t(&gm_prov, "ux_peer_max", &z))
-		gm_params.ux_peer_max = z;
-	if (!fi_param_get_size_t(&gm_prov, "ux_unknown_max", &z))
-		gm_params.ux_unknown_max = z;
-	if (!fi_param_get_int(&gm_prov, "ux_unknown_hold", &v) && v >= 0)
-		gm_params.ux_unknown_hold_ms = v;
+	if (param_num("ux_max", 0, BYTES_MAX, &v))
+		gm_params.ux_max = (size_t)v;
+	if (param_num("ux_peer_max", 0, BYTES_MAX, &v))
+		gm_params.ux_peer_max = (size_t)v;
+	if (param_num("ux_unknown_max", 0, BYTES_MAX, &v))
+		gm_params.ux_unknown_max = (size_t)v;
+	if (param_num("ux_unknown_hold", 0, INT_MAX, &v))
+		gm_params.ux_unknown_hold_ms = (int)v;
 	if (!fi_param_get_str(&gm_prov, "ux_unknown", &s) && s) {
 		if (!strcasecmp(s, "hold"))
 			gm_params.ux_unknown = GM_UNKNOWN_HOLD;
 		else if (!strcasecmp(s, "deliver"))
 			gm_params.ux_unknown = GM_UNKNOWN_DELIVER;
 		else if (strcasecmp(s, "auto"))
-			GM_WARN(FI_LOG_CORE,
-			        "FI_GAMMA_UX_UNKNOWN=%s: expected hold, deliver or auto; "
-			        "using auto\n",
-			        s);
+			gm_config_error("FI_GAMMA_UX_UNKNOWN=%s: expected hold, deliver or auto; "
+			                "using auto\n",
+			                s);
 	}
 }
 
@@ -192,16 +247,18 @@ static void gm_params_define(void)
 static void gm_params_read(void)
 {
 	char *s = NULL;
+	long long n;
 	int v;
 
 	if (!fi_param_get_str(&gm_prov, "iface", &s) && s && *s)
 		gm_params.iface = s;
-	if (!fi_param_get_int(&gm_prov, "ethertype", &v))
-		gm_params.ethertype = v;
+	/* EtherTypes start at 0x0600: below, the field is an 802.3 length. */
+	if (param_num("ethertype", 0x0600, 0xffff, &n))
+		gm_params.ethertype = (int)n;
 	if (!fi_param_get_bool(&gm_prov, "dq", &v))
 		gm_params.dq = v;
-	if (!fi_param_get_int(&gm_prov, "low_share", &v) && v > 0)
-		gm_params.low_share = v;
+	if (param_num("low_share", 1, INT_MAX, &n))
+		gm_params.low_share = (int)n;
 	s = NULL;
 	if (!fi_param_get_str(&gm_prov, "default_class", &s) && s) {
 		if (!strcasecmp(s, "low"))
@@ -209,36 +266,35 @@ static void gm_params_read(void)
 		else if (!strcasecmp(s, "high"))
 			gm_params.default_class = GM_CLASS_HIGH;
 		else
-			GM_WARN(FI_LOG_CORE,
-			        "FI_GAMMA_DEFAULT_CLASS=%s: expected high or low; using high\n", s);
+			gm_config_error(
+			    "FI_GAMMA_DEFAULT_CLASS=%s: expected high or low; using high\n", s);
 	}
-	if (!fi_param_get_int(&gm_prov, "window", &v) && v > 0)
-		gm_params.window = v;
-	if (!fi_param_get_int(&gm_prov, "rto", &v) && v > 0)
-		gm_params.rto_us = v;
-	if (!fi_param_get_int(&gm_prov, "peer_timeout", &v) && v > 0)
-		gm_params.peer_timeout_ms = v;
-	if (!fi_param_get_int(&gm_prov, "rail_timeout", &v) && v > 0)
-		gm_params.rail_timeout_ms = v;
-	if (!fi_param_get_int(&gm_prov, "rx_ring", &v) && v > 0)
-		gm_params.rx_ring_kb = v;
-	size_t z;
-	if (!fi_param_get_size_t(&gm_prov, "rndv_threshold", &z))
-		gm_params.rndv_threshold = z;
-	if (!fi_param_get_int(&gm_prov, "ooo_max", &v) && v > 0)
-		gm_params.ooo_max = v;
-	if (!fi_param_get_int(&gm_prov, "ooo_peer_max", &v) && v > 0)
-		gm_params.ooo_peer_max = v;
-	if (!fi_param_get_int(&gm_prov, "peer_max", &v) && v > 0)
-		gm_params.peer_max = v;
+	if (param_num("window", 1, INT_MAX, &n))
+		gm_params.window = (int)n;
+	if (param_num("rto", 1, INT_MAX, &n))
+		gm_params.rto_us = (int)n;
+	if (param_num("peer_timeout", 1, INT_MAX, &n))
+		gm_params.peer_timeout_ms = (int)n;
+	if (param_num("rail_timeout", 1, INT_MAX, &n))
+		gm_params.rail_timeout_ms = (int)n;
+	if (param_num("rx_ring", 1, INT_MAX, &n))
+		gm_params.rx_ring_kb = (int)n;
+	if (param_num("rndv_threshold", 0, BYTES_MAX, &n))
+		gm_params.rndv_threshold = (size_t)n;
+	if (param_num("ooo_max", 1, INT_MAX, &n))
+		gm_params.ooo_max = (int)n;
+	if (param_num("ooo_peer_max", 1, INT_MAX, &n))
+		gm_params.ooo_peer_max = (int)n;
+	if (param_num("peer_max", 1, INT_MAX, &n))
+		gm_params.peer_max = (int)n;
 	if (!fi_param_get_bool(&gm_prov, "require_auth", &v))
 		gm_params.require_auth = v;
 	if (!fi_param_get_bool(&gm_prov, "stats", &v))
 		gm_params.stats = v;
-	if (!fi_param_get_int(&gm_prov, "progress_idle", &v) && v > 0)
-		gm_params.progress_idle_us = v;
-	if (!fi_param_get_int(&gm_prov, "idle_sleep", &v) && v >= 0)
-		gm_params.idle_sleep_ms = v;
+	if (param_num("progress_idle", 1, INT_MAX, &n))
+		gm_params.progress_idle_us = (int)n;
+	if (param_num("idle_sleep", 0, INT_MAX, &n))
+		gm_params.idle_sleep_ms = (int)n;
 	s = NULL;
 	if (!fi_param_get_str(&gm_prov, "rawd", &s) && s)
 		gm_params.rawd = strcmp(s, "none") ? s : "";

@@ -34,4 +34,25 @@ for want in FI_MSG FI_TAGGED FI_DIRECTED_RECV FI_MULTI_RECV FI_SOURCE FI_LOCAL_C
 	'threading: FI_THREAD_SAFE' 'mr_mode: \[  \]'; do
 	grep -q -- "$want" <<<"$v" || fail "fi_info -v does not show '$want'"
 done
-echo "ok: fi_getinfo answers, refuses and describes as documented"
+
+# Settings the user got wrong are said on stderr (libfabric's log is off by
+# default), and the defaults kept.
+for bad in FI_GAMMA_WINDOW=-5 FI_GAMMA_RX_RING=abc FI_GAMMA_RNDV_THRESHOLD=64k FI_GAMMA_ETHERTYPE=5 \
+	FI_GAMMA_PEER_TIMEOUT=1e3 FI_GAMMA_DEFAULT_CLASS=medium; do
+	err=$(env "$bad" fi_info -p gamma 2>&1 >/dev/null)
+	grep -q "^libfabric gamma: $bad: expected .*; using " <<<"$err" ||
+		fail "$bad: no clear message on stderr (got '$err')"
+	[ "$(env "$bad" fi_info -p gamma 2>/dev/null | grep -c 'provider: gamma')" = 2 ] ||
+		fail "$bad: the provider did not carry on with its default"
+done
+[ -z "$(FI_GAMMA_WINDOW=0x40 FI_GAMMA_RNDV_THRESHOLD=65536 fi_info -p gamma 2>&1 >/dev/null)" ] ||
+	fail "good numbers (0x40, 65536) drew a complaint"
+# FI_GAMMA_IFACE naming nothing on this host: said once, nothing offered;
+# naming other hosts' interfaces beside one of ours: quiet.
+err=$(FI_GAMMA_IFACE=nosuch0,nosuch1 fi_info -p gamma 2>&1)
+grep -q "^libfabric gamma: FI_GAMMA_IFACE=nosuch0,nosuch1: none of these is an Ethernet interface that is up on this host" <<<"$err" ||
+	fail "FI_GAMMA_IFACE of missing interfaces: no clear message (got '$err')"
+grep -q 'provider: gamma' <<<"$err" && fail "FI_GAMMA_IFACE of missing interfaces offered a domain"
+err=$(FI_GAMMA_IFACE=nosuch0,$a fi_info -p gamma 2>&1 >/dev/null)
+[ -z "$err" ] || fail "FI_GAMMA_IFACE with one of ours present complained: '$err'"
+echo "ok: fi_getinfo answers, refuses and describes as documented; wrong settings are said on stderr"
