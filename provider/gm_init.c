@@ -108,6 +108,46 @@ static bool param_num(const char *name, long long lo, long long hi, long long *o
 	return true;
 }
 
+/* The numeric parameters: where each goes and what it may be. */
+static void gm_params_read_nums(void)
+{
+	static const struct {
+		const char *name;
+		long long lo, hi;
+		int *i;    /* the destination: an int... */
+		size_t *z; /* ...or a size_t */
+	} nums[] = {
+	    /* EtherTypes start at 0x0600: below, the field is an 802.3 length. */
+	    {"ethertype", 0x0600, 0xffff, &gm_params.ethertype, NULL},
+	    {"low_share", 1, INT_MAX, &gm_params.low_share, NULL},
+	    {"window", 1, INT_MAX, &gm_params.window, NULL},
+	    {"rto", 1, INT_MAX, &gm_params.rto_us, NULL},
+	    {"peer_timeout", 1, INT_MAX, &gm_params.peer_timeout_ms, NULL},
+	    {"rail_timeout", 1, INT_MAX, &gm_params.rail_timeout_ms, NULL},
+	    {"rx_ring", 1, INT_MAX, &gm_params.rx_ring_kb, NULL},
+	    {"rndv_threshold", 0, BYTES_MAX, NULL, &gm_params.rndv_threshold},
+	    {"ooo_max", 1, INT_MAX, &gm_params.ooo_max, NULL},
+	    {"ooo_peer_max", 1, INT_MAX, &gm_params.ooo_peer_max, NULL},
+	    {"peer_max", 1, INT_MAX, &gm_params.peer_max, NULL},
+	    {"progress_idle", 1, INT_MAX, &gm_params.progress_idle_us, NULL},
+	    {"idle_sleep", 0, INT_MAX, &gm_params.idle_sleep_ms, NULL},
+	    {"ux_max", 0, BYTES_MAX, NULL, &gm_params.ux_max},
+	    {"ux_peer_max", 0, BYTES_MAX, NULL, &gm_params.ux_peer_max},
+	    {"ux_unknown_max", 0, BYTES_MAX, NULL, &gm_params.ux_unknown_max},
+	    {"ux_unknown_hold", 0, INT_MAX, &gm_params.ux_unknown_hold_ms, NULL},
+	};
+	long long v;
+
+	for (size_t k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
+		if (!param_num(nums[k].name, nums[k].lo, nums[k].hi, &v))
+			continue;
+		if (nums[k].i)
+			*nums[k].i = (int)v;
+		else
+			*nums[k].z = (size_t)v;
+	}
+}
+
 /* Caps on what unexpected messages may hold (gm_msg_ux.c). */
 static void gm_params_define_ux(void)
 {
@@ -137,16 +177,7 @@ static void gm_params_define_ux(void)
 static void gm_params_read_ux(void)
 {
 	char *s = NULL;
-	long long v;
 
-	if (param_num("ux_max", 0, BYTES_MAX, &v))
-		gm_params.ux_max = (size_t)v;
-	if (param_num("ux_peer_max", 0, BYTES_MAX, &v))
-		gm_params.ux_peer_max = (size_t)v;
-	if (param_num("ux_unknown_max", 0, BYTES_MAX, &v))
-		gm_params.ux_unknown_max = (size_t)v;
-	if (param_num("ux_unknown_hold", 0, INT_MAX, &v))
-		gm_params.ux_unknown_hold_ms = (int)v;
 	if (!fi_param_get_str(&gm_prov, "ux_unknown", &s) && s) {
 		if (!strcasecmp(s, "hold"))
 			gm_params.ux_unknown = GM_UNKNOWN_HOLD;
@@ -247,18 +278,13 @@ static void gm_params_define(void)
 static void gm_params_read(void)
 {
 	char *s = NULL;
-	long long n;
 	int v;
 
 	if (!fi_param_get_str(&gm_prov, "iface", &s) && s && *s)
 		gm_params.iface = s;
-	/* EtherTypes start at 0x0600: below, the field is an 802.3 length. */
-	if (param_num("ethertype", 0x0600, 0xffff, &n))
-		gm_params.ethertype = (int)n;
+	gm_params_read_nums();
 	if (!fi_param_get_bool(&gm_prov, "dq", &v))
 		gm_params.dq = v;
-	if (param_num("low_share", 1, INT_MAX, &n))
-		gm_params.low_share = (int)n;
 	s = NULL;
 	if (!fi_param_get_str(&gm_prov, "default_class", &s) && s) {
 		if (!strcasecmp(s, "low"))
@@ -269,32 +295,10 @@ static void gm_params_read(void)
 			gm_config_error(
 			    "FI_GAMMA_DEFAULT_CLASS=%s: expected high or low; using high\n", s);
 	}
-	if (param_num("window", 1, INT_MAX, &n))
-		gm_params.window = (int)n;
-	if (param_num("rto", 1, INT_MAX, &n))
-		gm_params.rto_us = (int)n;
-	if (param_num("peer_timeout", 1, INT_MAX, &n))
-		gm_params.peer_timeout_ms = (int)n;
-	if (param_num("rail_timeout", 1, INT_MAX, &n))
-		gm_params.rail_timeout_ms = (int)n;
-	if (param_num("rx_ring", 1, INT_MAX, &n))
-		gm_params.rx_ring_kb = (int)n;
-	if (param_num("rndv_threshold", 0, BYTES_MAX, &n))
-		gm_params.rndv_threshold = (size_t)n;
-	if (param_num("ooo_max", 1, INT_MAX, &n))
-		gm_params.ooo_max = (int)n;
-	if (param_num("ooo_peer_max", 1, INT_MAX, &n))
-		gm_params.ooo_peer_max = (int)n;
-	if (param_num("peer_max", 1, INT_MAX, &n))
-		gm_params.peer_max = (int)n;
 	if (!fi_param_get_bool(&gm_prov, "require_auth", &v))
 		gm_params.require_auth = v;
 	if (!fi_param_get_bool(&gm_prov, "stats", &v))
 		gm_params.stats = v;
-	if (param_num("progress_idle", 1, INT_MAX, &n))
-		gm_params.progress_idle_us = (int)n;
-	if (param_num("idle_sleep", 0, INT_MAX, &n))
-		gm_params.idle_sleep_ms = (int)n;
 	s = NULL;
 	if (!fi_param_get_str(&gm_prov, "rawd", &s) && s)
 		gm_params.rawd = strcmp(s, "none") ? s : "";
