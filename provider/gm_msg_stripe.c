@@ -226,14 +226,18 @@ void gm_stripe_fail(struct gm_tx *tx, int err)
 	tx->unacked--;
 }
 
-/* A send failed (err) while striped: it and its servers are done with. */
+/*
+ * A send failed (err) while striped: it and its servers are done with, and
+ * the receiver, which asked for chunks, is told (NACK) rather than left
+ * waiting for them as long as we answer.
+ */
 static void stripe_fail_send(struct gm_tx *tx, int err)
 {
 	gm_list_del(&tx->entry); /* from cts_wait, if still asked for */
 	tx->err = err;
 	tx->state = GM_TX_SENT;
 	gm_stripe_fail(tx, err);
-	gm_tx_maybe_complete(tx);
+	gm_tx_nack(tx, err);
 }
 
 void gm_stripe_fail_conn(struct gm_conn *conn, int err)
