@@ -298,8 +298,19 @@ static void nack_now(struct gm_conn *conn, struct gm_tx *tx, int reason)
 		conn->msg->st.nacks_sent++;
 	}
 	tx->first_sent = true; /* tried: once */
-	if (gm_peer_send(conn->peer, GM_FT_NACK, tx->inject_buf, sizeof(n), NULL, 0, tx) == 0)
-		tx->unacked++;
+	/* Any rail that takes it: the pull is over, its order no longer matters
+	 * (the receiver drops what comes after as duplicates). */
+	for (unsigned i = 0; i < conn->msg->nrails; i++) {
+		unsigned r = (conn->lead + i) % conn->msg->nrails;
+		struct gm_peer *peer = conn->msg->nrails > 1 ? conn->rails[r] : conn->peer;
+
+		if (!peer || (i && !gm_rails_live(conn, r)))
+			continue;
+		if (gm_peer_send(peer, GM_FT_NACK, tx->inject_buf, sizeof(n), NULL, 0, tx) == 0) {
+			tx->unacked++;
+			return;
+		}
+	}
 }
 
 void gm_msg_shutdown(struct gm_msg *m)

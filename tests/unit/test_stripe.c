@@ -40,6 +40,7 @@ struct snode {
 	int err[NMSG];
 	bool done[NMSG];
 	unsigned ndone, order_next, corrupt;
+	bool closed; /* its protocol and ports closed already (as fi_close does) */
 };
 
 struct ssim {
@@ -266,7 +267,8 @@ static void sim_free(struct ssim *s)
 	for (int n = 0; n < 2; n++) {
 		struct snode *nd = &s->node[n];
 
-		gm_msg_close(&nd->msg);
+		if (!nd->closed)
+			gm_msg_close(&nd->msg);
 		cr_assert_eq(nd->msg.tx_pool.used, 0, "node %d: %zu tx not back in the pool", n,
 		             nd->msg.tx_pool.used);
 		cr_assert_eq(nd->msg.rx_pool.used, 0, "node %d: rx not back in the pool", n);
@@ -651,5 +653,55 @@ Test(stripe, forged_nacks_touch_no_pull)
 	cr_assert_eq(b->ndone, 0);
 	run(s, 1);
 	check_data(s, 1);
+	sim_free(s);
+}
+
+/*
+ * The sender's endpoint closes in the middle of a striped message: its
+ * NACK (FI_ESHUTDOWN) fails the receive at once; the closing side does no
+ * more progress, as after fi_close.
+ */
+Test(stripe, closing_sender_nacks_a_striped_pull)
+{
+	struct ssim *s = sim_new();
+	struct snode *a = &s->node[0], *b = &s->node[1];
+	uint64_t steps = 0;
+
+	start(s, 1, true);
+	/* Chunks in, more asked for, and a window with room (the NACK of a
+	 * closing endpoint finds none otherwise, and is not sent). */
+	for (;;) {
+		bool room = false;
+
+		step(s);
+		cr_assert_lt(++steps, 100000);
+		for (int r = 0; r < RAILS; r++)
+			room |= gm_peer_can_send(a->msg.conns[0]->rails[r]);
+		if (b->msg.st.stripe_chunks >= 2 * DEPTH + 2 && room)
+			break;
+	}
+	cr_assert_eq(b->ndone, 0, "the message is not complete yet");
+	gm_msg_shutdown(&a->msg);
+	for (int r = 0; r < RAILS; r++)
+		gm_rel_port_drain(a->port[r], s->now);
+	cr_assert_eq(a->msg.st.nacks_sent, 1, "one NACK for the one send");
+	gm_msg_close(&a->msg);
+	for (int r = 0; r < RAILS; r++)
+		gm_rel_port_close(a->port[r]);
+	a->closed = true;
+	while (!b->ndone) { /* node 1 and the links only */
+		for (int r = 0; r < RAILS; r++) {
+			s->link[r].now = s->now;
+			mock_deliver(&s->link[r]);
+		}
+		gm_msg_progress(&b->msg);
+		for (int r = 0; r < RAILS; r++)
+			mock_flush(&s->link[r]);
+		s->now += STEP_US;
+		cr_assert_lt(++steps, 200000, "the receive still waits for the pull");
+	}
+	cr_assert_eq(b->err[0], FI_EREMOTEIO, "receive: %d", b->err[0]);
+	cr_assert_eq(b->msg.st.pulls_nacked, 1);
+	cr_assert(gm_list_empty(&b->msg.rndv_rx), "the pull's state is gone");
 	sim_free(s);
 }
