@@ -146,6 +146,8 @@ void gm_msg_progress(struct gm_msg *m)
 	if (gm_ux_resolve_due(m))
 		gm_ux_resolve_sources(m);
 	gm_rx_unstarve(m);
+	if (m->cts_starved)
+		gm_rndv_retry(m);
 }
 
 /* Fail everything in flight with this peer. */

@@ -214,6 +214,7 @@ struct gm_rx {
 	bool has_data;
 	uint32_t id;      /* rendezvous: our id, echoed in RDATA */
 	uint32_t send_id; /* ... and the sender's, from its RTS (a NACK names both) */
+	bool cts_due;     /* its CTS waits for a pool entry (gm_msg.cts_starved) */
 	struct gm_conn *conn;
 	uint64_t match_seq; /* conn->rx_matched when it matched */
 	int parked_err;     /* parked on conn->rx_parked (by entry) with this result */
@@ -297,6 +298,7 @@ struct gm_msg {
 	 */
 	struct gm_pool tx_pool, rx_pool;
 	bool multi_starved;     /* a message waits for a multi-recv slice (gm_rx_unstarve) */
+	bool cts_starved;       /* a pull waits for a pool entry for its CTS (gm_rndv_retry) */
 	size_t min_multi_recv;  /* FI_OPT_MIN_MULTI_RECV */
 	struct gm_conn **conns; /* by fi_addr */
 	size_t conns_cap;

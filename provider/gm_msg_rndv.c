@@ -11,27 +11,53 @@
 
 #include <stdlib.h>
 
+/*
+ * The one CTS of a pull in one piece (rx on rndv_rx).  With the pool full
+ * of frames in flight it is sent by a later progress pass instead
+ * (gm_rndv_retry), once acks freed an entry: failing the receive would
+ * leave its sender waiting to be pulled for as long as it answers.
+ */
+static void rx_send_cts(struct gm_rx *rx)
+{
+	struct gm_cts_hdr c = {.msg_id = rx->send_id, .recv_id = rx->id, .len = rx->recv_len};
+
+	rx->cts_due = gm_send_cts(rx->conn, &c) != 0;
+	if (rx->cts_due) {
+		rx->msg->cts_starved = true;
+		return;
+	}
+	if (!rx->recv_len) {
+		/* Nothing to pull: the CTS only releases the sender. */
+		gm_list_del(&rx->rndv_entry);
+		gm_rx_complete(rx, 0);
+	}
+}
+
 /* The receiver side of rendezvous: pull the message into rx. */
 void gm_rx_pull(struct gm_rx *rx, uint32_t msg_id)
 {
-	struct gm_cts_hdr c = {
-	    .msg_id = msg_id, .recv_id = rx->msg->next_recv_id++, .len = rx->recv_len};
-
-	rx->id = c.recv_id;
+	rx->id = rx->msg->next_recv_id++;
 	rx->send_id = msg_id;
-	if (!rx->recv_len) {
-		/* Nothing to pull, but the sender still waits to be released. */
-		gm_send_cts(rx->conn, &c);
-		gm_rx_complete(rx, 0);
-		return;
-	}
-	if (rx->msg->nrails > 1 && gm_pull_start(rx, msg_id))
+	if (rx->recv_len && rx->msg->nrails > 1 && gm_pull_start(rx, msg_id))
 		return;
 	gm_list_add_tail(&rx->msg->rndv_rx, &rx->rndv_entry);
 	gm_peer_await(rx->conn->peer);
-	if (gm_send_cts(rx->conn, &c)) {
-		gm_list_del(&rx->rndv_entry);
-		gm_rx_complete(rx, FI_ENOMEM);
+	rx_send_cts(rx);
+}
+
+void gm_rndv_retry(struct gm_msg *m)
+{
+	struct gm_list *pos, *tmp;
+
+	m->cts_starved = false;
+	gm_list_for_each_safe(&m->rndv_rx, pos, tmp)
+	{
+		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
+
+		if (rx->pull)
+			gm_pull_issue(rx);
+		else if (rx->cts_due)
+			rx_send_cts(rx);
 	}
 }
 

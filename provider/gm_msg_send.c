@@ -301,9 +301,14 @@ int gm_send_cts(struct gm_conn *conn, struct gm_cts_hdr *c)
 {
 	uint8_t buf[sizeof(*c)];
 
-	c->cts_id = conn->next_cts_id++;
+	int rc;
+
+	c->cts_id = conn->next_cts_id;
 	gm_cts_hdr_encode(buf, c);
-	return gm_send_ctrl(conn, GM_FT_CTS, buf, sizeof(buf));
+	rc = gm_send_ctrl(conn, GM_FT_CTS, buf, sizeof(buf));
+	if (!rc)
+		conn->next_cts_id++;
+	return rc;
 }
 
 void gm_tx_nack(struct gm_tx *tx, int reason)

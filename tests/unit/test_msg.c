@@ -950,3 +950,48 @@ Test(msg, closing_sender_nacks_a_pull_in_progress)
 	free(mem);
 	free(s);
 }
+
+/*
+ * The receiver's pool is full when a rendezvous message matches: its CTS
+ * waits for room instead of failing the receive (its sender would wait to
+ * be pulled for as long as it answers), and goes once the pool has some.
+ */
+Test(msg, cts_waits_for_a_full_pool)
+{
+	struct tsim *s = calloc(1, sizeof(*s));
+	struct raw r;
+	struct tnode a, b;
+	struct gm_pool *pool = &a.msg.tx_pool;
+	void **held;
+	size_t nheld = 0;
+	uint64_t steps = 0;
+
+	raw_open(s, &r, &a, &b);
+	cr_assert_not_null(held = calloc(pool->max, sizeof(*held)));
+	while ((held[nheld] = gm_pool_get(pool)))
+		nheld++;
+	raw_msg(&r, GM_FT_RTS, 0, 20000, 0); /* matches a posted receive */
+	for (int i = 0; i < 100; i++)
+		sim_step(s);
+	cr_assert_eq(a.rx_errors, 0, "the receive failed (%d) instead of waiting", a.last_rx_err);
+	cr_assert_neq(r.cts.len, 20000, "a CTS went with the pool full");
+	for (size_t i = 0; i < nheld; i++)
+		gm_pool_put(pool, held[i]);
+	free(held);
+	while (r.cts.len != 20000) {
+		sim_step(s);
+		cr_assert_lt(++steps, 100000, "the CTS never went");
+	}
+	cr_assert_eq(r.cts.msg_id, 0);
+	cr_assert_eq(a.rx_errors, 0);
+	raw_nack(&r, 0, r.cts.recv_id); /* the raw station sends no data: end the pull */
+	for (int i = 0; i < 10; i++)
+		sim_step(s);
+	cr_assert_eq(a.last_rx_err, FI_EREMOTEIO);
+
+	gm_rel_port_close(r.port);
+	node_fini(&a);
+	node_fini(&b);
+	mock_free(&s->l);
+	free(s);
+}

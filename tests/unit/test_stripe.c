@@ -564,6 +564,46 @@ static bool run_until_received(struct ssim *s, unsigned n, uint64_t max)
 	return true;
 }
 
+/* Held objects of a pool, so that it is full (pool_release gives them back). */
+struct held {
+	struct gm_pool *pool;
+	void **obj;
+	size_t n;
+};
+
+/*
+ * Node 0 sends one message; once node 1 has its RTS (unexpected), the
+ * pool is made full and node 1 posts the receive.
+ */
+static struct held start_with_full_pool(struct ssim *s, struct gm_pool *pool)
+{
+	struct snode *a = &s->node[0], *b = &s->node[1];
+	struct held h = {.pool = pool, .obj = calloc(pool->max, sizeof(void *))};
+	struct iovec riov = {b->buf[0], MSGLEN};
+	uint64_t steps = 0;
+
+	cr_assert_not_null(h.obj);
+	start(s, 1, false);
+	while (a->msg.conns[0]->cts_wait.next == &a->msg.conns[0]->cts_wait) {
+		step(s);
+		cr_assert_lt(++steps, 100000);
+	}
+	while ((h.obj[h.n] = gm_pool_get(pool)))
+		h.n++;
+	memset(b->buf[0], 0xEE, MSGLEN);
+	cr_assert_eq(gm_msg_recv(&b->msg, &riov, 1, FI_ADDR_UNSPEC, 0, 0, (void *)(uintptr_t)0,
+	                         FI_RECV | FI_MSG),
+	             0);
+	return h;
+}
+
+static void pool_release(struct held *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		gm_pool_put(h->pool, h->obj[i]);
+	free(h->obj);
+}
+
 /*
  * The sender's pool is full when the first CTS of a striped message comes:
  * the send fails (FI_ENOMEM) and the receiver, told by a NACK, fails its
@@ -574,24 +614,8 @@ Test(stripe, full_pool_at_first_cts_nacks_the_pull)
 {
 	struct ssim *s = sim_new();
 	struct snode *a = &s->node[0], *b = &s->node[1];
-	struct gm_pool *pool = &a->msg.tx_pool;
-	void **held = calloc(pool->max, sizeof(*held));
-	size_t nheld = 0;
-	uint64_t steps = 0;
+	struct held h = start_with_full_pool(s, &a->msg.tx_pool);
 
-	cr_assert_not_null(held);
-	start(s, 1, false); /* no receive yet: the RTS waits unexpected at node 1 */
-	while (a->msg.conns[0]->cts_wait.next == &a->msg.conns[0]->cts_wait) {
-		step(s);
-		cr_assert_lt(++steps, 100000);
-	}
-	while ((held[nheld] = gm_pool_get(pool)))
-		nheld++;
-	struct iovec riov = {b->buf[0], MSGLEN};
-	memset(b->buf[0], 0xEE, MSGLEN);
-	cr_assert_eq(gm_msg_recv(&b->msg, &riov, 1, FI_ADDR_UNSPEC, 0, 0, (void *)(uintptr_t)0,
-	                         FI_RECV | FI_MSG),
-	             0);
 	cr_assert(run_until_received(s, 1, 100000), "the receive still waits for the pull");
 	cr_assert_eq(a->err[0], FI_ENOMEM, "send: %d", a->err[0]);
 	cr_assert_eq(b->err[0], FI_EREMOTEIO, "receive: %d", b->err[0]);
@@ -603,9 +627,7 @@ Test(stripe, full_pool_at_first_cts_nacks_the_pull)
 	cr_assert(gm_list_empty(&b->msg.rndv_rx), "the pull's state is gone");
 	for (int i = 0; i < 1000; i++) /* the chunks asked for in vain reach the sender */
 		step(s);
-	for (size_t i = 0; i < nheld; i++)
-		gm_pool_put(pool, held[i]);
-	free(held);
+	pool_release(&h);
 
 	/* The same NACK again: dropped and counted, nothing else moves. */
 	nack_to_node1(s, a->mac[0], 0, 1);
@@ -613,10 +635,9 @@ Test(stripe, full_pool_at_first_cts_nacks_the_pull)
 	cr_assert_eq(b->msg.st.pulls_nacked, 1);
 
 	/* The connection still works: the next message is striped and right. */
-	struct iovec siov = {a->buf[1], MSGLEN};
+	struct iovec siov = {a->buf[1], MSGLEN}, riov = {b->buf[1], MSGLEN};
 	for (size_t j = 0; j < MSGLEN; j++)
 		a->buf[1][j] = pattern(1, j);
-	riov.iov_base = b->buf[1];
 	cr_assert_eq(gm_msg_recv(&b->msg, &riov, 1, FI_ADDR_UNSPEC, 0, 0, (void *)(uintptr_t)1,
 	                         FI_RECV | FI_MSG),
 	             0);
@@ -703,5 +724,26 @@ Test(stripe, closing_sender_nacks_a_striped_pull)
 	cr_assert_eq(b->err[0], FI_EREMOTEIO, "receive: %d", b->err[0]);
 	cr_assert_eq(b->msg.st.pulls_nacked, 1);
 	cr_assert(gm_list_empty(&b->msg.rndv_rx), "the pull's state is gone");
+	sim_free(s);
+}
+
+/*
+ * The receiver's pool is full when its receive matches a striped message:
+ * no CTS can go, so the pull waits (the receive does not fail, which would
+ * leave the sender waiting to be pulled) and asks once the pool has room.
+ */
+Test(stripe, full_receiver_pool_defers_the_pull)
+{
+	struct ssim *s = sim_new();
+	struct snode *b = &s->node[1];
+	struct held h = start_with_full_pool(s, &b->msg.tx_pool);
+
+	for (int i = 0; i < 1000; i++)
+		step(s);
+	cr_assert_eq(b->ndone, 0, "the receive failed (%d) instead of waiting", b->err[0]);
+	cr_assert_eq(b->msg.st.stripe_chunks, 0, "no CTS could go");
+	pool_release(&h);
+	run(s, 1);
+	check_data(s, 1);
 	sim_free(s);
 }
