@@ -130,7 +130,9 @@ static int gm_ep_close(struct fid *fid)
 
 	pthread_mutex_lock(&dom->lock);
 	/* Operations still posted are discarded (fi_endpoint(3)), but the acks
-	   owed for what was delivered go out, or the peers' sends fail. */
+	   owed for what was delivered go out, or the peers' sends fail; and a
+	   peer pulling a message from us learns that the rest will not come. */
+	gm_msg_shutdown(&ep->msg);
 	for (unsigned r = 0; r < ep->msg.nrails; r++)
 		gm_port_drain(ep->msg.rail_ports[r]);
 	if (gm_params.stats)

@@ -146,6 +146,8 @@ void gm_msg_progress(struct gm_msg *m)
 	if (gm_ux_resolve_due(m))
 		gm_ux_resolve_sources(m);
 	gm_rx_unstarve(m);
+	if (m->cts_starved)
+		gm_rndv_retry(m);
 }
 
 /* Fail everything in flight with this peer. */
@@ -265,7 +267,8 @@ void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 	        "misplaced-frag %lu unknown-cts %lu unknown-rdata %lu misplaced-rdata %lu "
 	        "no-memory %lu; messages cut short %lu; refused (pool full) sends %lu "
 	        "receives %lu; rail failovers %lu revivals %lu duplicates %lu; striped pulls %lu "
-	        "chunks %lu bad-cts %lu; striped bytes by rail%s\n",
+	        "chunks %lu bad-cts %lu; nacks sent %lu pulls nacked %lu unknown-nack %lu; striped "
+	        "bytes by rail%s\n",
 	        ifname, m->port ? gm_port_num(m->port) : 0, (unsigned long)m->st.unknown_held,
 	        (unsigned long)m->st.unknown_released, (unsigned long)m->st.unknown_dropped,
 	        m->st.unknown_peak, (unsigned long)m->st.ux_dropped, m->st.ux_peak,
@@ -277,7 +280,72 @@ void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 	        (unsigned long)m->st.tx_refused, (unsigned long)m->st.rx_refused,
 	        (unsigned long)m->st.rail_failovers, (unsigned long)m->st.rail_revivals,
 	        (unsigned long)m->st.rail_dups, (unsigned long)m->st.stripe_pulls,
-	        (unsigned long)m->st.stripe_chunks, (unsigned long)m->st.drop_cts_bad, rails);
+	        (unsigned long)m->st.stripe_chunks, (unsigned long)m->st.drop_cts_bad,
+	        (unsigned long)m->st.nacks_sent, (unsigned long)m->st.pulls_nacked,
+	        (unsigned long)m->st.drop_nack_unknown, rails);
+}
+
+/* Closing: tx's NACK now, or not at all (nothing is pushed after this). */
+static void nack_now(struct gm_conn *conn, struct gm_tx *tx, int reason)
+{
+	struct gm_nack_hdr n = {
+	    .msg_id = tx->msg_id, .recv_id = tx->recv_id, .reason = (uint32_t)reason};
+
+	if (tx->ctrl_len) {
+		if (tx->first_type != GM_FT_NACK || tx->first_sent)
+			return; /* a CTS of ours, or a NACK already sent */
+	} else {
+		gm_nack_hdr_encode(tx->inject_buf, &n);
+		tx->ctrl_len = sizeof(n);
+		conn->msg->st.nacks_sent++;
+	}
+	tx->first_sent = true; /* tried: once */
+	/* Any rail that takes it: the pull is over, its order no longer matters
+	 * (the receiver drops what comes after as duplicates). */
+	for (unsigned i = 0; i < conn->msg->nrails; i++) {
+		unsigned r = (conn->lead + i) % conn->msg->nrails;
+		struct gm_peer *peer = conn->msg->nrails > 1 ? conn->rails[r] : conn->peer;
+
+		if (!peer || (i && !gm_rails_live(conn, r)))
+			continue;
+		if (gm_peer_send(peer, GM_FT_NACK, tx->inject_buf, sizeof(n), NULL, 0, tx) == 0) {
+			tx->unacked++;
+			return;
+		}
+	}
+}
+
+void gm_msg_shutdown(struct gm_msg *m)
+{
+	struct gm_list *pos, *tmp;
+
+	gm_list_for_each_safe(&m->conn_list, pos, tmp)
+	{
+		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, msg_entry);
+		struct gm_list *p2;
+
+		if (gm_peer_failed(conn->peer))
+			continue;
+		/* Pulled in one piece and not all sent, or NACKs not yet sent. */
+		for (p2 = conn->tx_queue.next; p2 != &conn->tx_queue; p2 = p2->next) {
+			struct gm_tx *tx = gm_list_entry(p2, struct gm_tx, entry);
+
+			if ((tx->state == GM_TX_PULLED && !tx->internal) ||
+			    tx->first_type == GM_FT_NACK)
+				nack_now(conn, tx, FI_ESHUTDOWN);
+		}
+		/* Pulled in chunks: asked for more, or chunks not yet all sent. */
+		for (p2 = conn->cts_wait.next; p2 != &conn->cts_wait; p2 = p2->next) {
+			struct gm_tx *tx = gm_list_entry(p2, struct gm_tx, entry);
+
+			if (tx->striped)
+				nack_now(conn, tx, FI_ESHUTDOWN);
+		}
+		for (unsigned q = 0; q < GM_RAILS_MAX; q++)
+			for (p2 = conn->stripe_q[q].next; p2 != &conn->stripe_q[q]; p2 = p2->next)
+				nack_now(conn, gm_list_entry(p2, struct gm_tx, entry)->parent,
+				         FI_ESHUTDOWN);
+	}
 }
 
 void gm_msg_close(struct gm_msg *m)

@@ -165,7 +165,8 @@ struct gm_tx {
 	uint32_t msg_id;
 	uint32_t recv_id;
 	uint32_t mcrc;      /* message CRC of the bytes handed to the net so far */
-	uint8_t first_type; /* EAGER, START, RTS; CTS for internal control frames */
+	uint8_t first_type; /* EAGER, START, RTS; CTS or NACK for control frames */
+	uint8_t ctrl_len;   /* control frame: its type header, ready in inject_buf */
 	bool first_sent;
 	bool internal; /* protocol frame of our own: no completion */
 	bool reported; /* completion written; freed once every frame is acked */
@@ -211,7 +212,9 @@ struct gm_rx {
 	uint64_t rtag, rdata;
 	fi_addr_t rsrc;
 	bool has_data;
-	uint32_t id; /* rendezvous: our id, echoed in RDATA */
+	uint32_t id;      /* rendezvous: our id, echoed in RDATA */
+	uint32_t send_id; /* ... and the sender's, from its RTS (a NACK names both) */
+	bool cts_due;     /* its CTS waits for a pool entry (gm_msg.cts_starved) */
 	struct gm_conn *conn;
 	uint64_t match_seq; /* conn->rx_matched when it matched */
 	int parked_err;     /* parked on conn->rx_parked (by entry) with this result */
@@ -270,6 +273,9 @@ struct gm_msg_stats {
 	 * and RDATA payload bytes handed to each rail (sender). */
 	uint64_t stripe_pulls, stripe_chunks, drop_cts_bad;
 	uint64_t rdata_bytes[GM_RAILS_MAX];
+	/* NACK: pulls we refused (sender), receives failed by the sender's
+	 * refusal, and NACKs that named no pull of ours (receiver). */
+	uint64_t nacks_sent, pulls_nacked, drop_nack_unknown;
 };
 
 /* The protocol state of one endpoint. */
@@ -292,6 +298,7 @@ struct gm_msg {
 	 */
 	struct gm_pool tx_pool, rx_pool;
 	bool multi_starved;     /* a message waits for a multi-recv slice (gm_rx_unstarve) */
+	bool cts_starved;       /* a pull waits for a pool entry for its CTS (gm_rndv_retry) */
 	size_t min_multi_recv;  /* FI_OPT_MIN_MULTI_RECV */
 	struct gm_conn **conns; /* by fi_addr */
 	size_t conns_cap;
@@ -316,6 +323,14 @@ void gm_msg_init(struct gm_msg *m, const struct gm_msg_cfg *cfg, const struct gm
                  void *up_ctx);
 /* A multi-rail endpoint: its port on each rail (ports[0] is m->port). */
 void gm_msg_set_rails(struct gm_msg *m, struct gm_port *const *ports, unsigned n);
+/*
+ * The endpoint is about to close: tell every receiver pulling a message
+ * from it that the rest will not come (NACK), while the ports still send
+ * (before gm_port_drain).  Best effort: a NACK that finds the window of
+ * every rail to its peer full is not sent, and that receiver learns of it
+ * only when the peer times out.
+ */
+void gm_msg_shutdown(struct gm_msg *m);
 /* The endpoint is closing: drop queued work without completions. */
 void gm_msg_close(struct gm_msg *m);
 ssize_t gm_msg_send(struct gm_msg *m, const struct iovec *iov, size_t count, fi_addr_t dest,

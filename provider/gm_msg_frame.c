@@ -153,8 +153,9 @@ static void on_frag(struct gm_msg *m, struct gm_conn *conn, const void *body, si
 typedef void (*gm_handler_fn)(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len);
 
 static const gm_handler_fn gm_handlers[GM_FT_MAX] = {
-    [GM_FT_EAGER] = on_eager, [GM_FT_START] = on_start,     [GM_FT_FRAG] = on_frag,
-    [GM_FT_RTS] = on_rts,     [GM_FT_CTS] = gm_rndv_on_cts, [GM_FT_RDATA] = gm_rndv_on_rdata,
+    [GM_FT_EAGER] = on_eager,       [GM_FT_START] = on_start,     [GM_FT_FRAG] = on_frag,
+    [GM_FT_RTS] = on_rts,           [GM_FT_CTS] = gm_rndv_on_cts, [GM_FT_RDATA] = gm_rndv_on_rdata,
+    [GM_FT_NACK] = gm_rndv_on_nack,
 };
 
 void gm_msg_on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)

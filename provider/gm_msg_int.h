@@ -77,8 +77,14 @@ void gm_tx_free(struct gm_tx *tx);
 void gm_conn_push(struct gm_conn *conn);
 void gm_conn_queue(struct gm_conn *conn, struct gm_tx *tx);
 int gm_send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_t len);
-/* A CTS: c->cts_id is the connection's next; 0, or -FI_ENOMEM (pool full). */
+/* A CTS: c->cts_id is the connection's next (taken only if sent); 0, or -FI_ENOMEM (pool full). */
 int gm_send_cts(struct gm_conn *conn, struct gm_cts_hdr *c);
+/*
+ * The receiver asked for tx's data and will not get (the rest of) it:
+ * complete tx with reason and turn it into the NACK that tells the
+ * receiver (gm_wire.h).  No allocation: a full pool is one such reason.
+ */
+void gm_tx_nack(struct gm_tx *tx, int reason);
 /* One frame of tx to peer: 0, -FI_EAGAIN, -FI_EIO; *sent: payload bytes it took. */
 int gm_tx_send_one(struct gm_tx *tx, struct gm_peer *peer, size_t max_body, size_t *sent);
 void gm_msg_on_acked(void *ctx, struct gm_peer *peer, void *cookie);
@@ -117,8 +123,11 @@ void gm_ux_resolve_sources(struct gm_msg *m);
 
 /* gm_msg_rndv.c */
 void gm_rx_pull(struct gm_rx *rx, uint32_t msg_id);
+/* Pulls whose CTS found the pool full ask again (gm_msg_progress). */
+void gm_rndv_retry(struct gm_msg *m);
 void gm_rndv_on_cts(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len);
 void gm_rndv_on_rdata(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len);
+void gm_rndv_on_nack(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len);
 
 /* gm_msg_rails.c: several rails */
 struct gm_conn *gm_rails_conn_of_peer(struct gm_msg *m, struct gm_peer *peer);
@@ -155,6 +164,7 @@ void gm_rails_on_revived(void *ctx, struct gm_peer *peer);
  * with it.
  */
 bool gm_pull_start(struct gm_rx *rx, uint32_t msg_id);
+void gm_pull_issue(struct gm_rx *rx);
 void gm_pull_on_rdata(struct gm_rx *rx, const struct gm_frag_hdr *f, const uint8_t *data,
                       size_t dlen);
 bool gm_stripe_on_cts(struct gm_msg *m, struct gm_conn *conn, struct gm_tx *tx,

@@ -3,30 +3,61 @@
  * Rendezvous, for large messages: the sender's RTS carries no data; once
  * a receive matched it, the receiver pulls with a CTS naming how much it
  * takes, and the sender answers with RDATA frames.  Over several rails a
- * large pull goes in chunks instead (gm_msg_stripe.c).
+ * large pull goes in chunks instead (gm_msg_stripe.c).  A sender that
+ * cannot serve a pull it was asked for says so (NACK), and the receive
+ * fails with FI_EREMOTEIO instead of waiting for data that never comes.
  */
 #include "gm_msg_int.h"
+
+#include <stdlib.h>
+
+/*
+ * The one CTS of a pull in one piece (rx on rndv_rx).  With the pool full
+ * of frames in flight it is sent by a later progress pass instead
+ * (gm_rndv_retry), once acks freed an entry: failing the receive would
+ * leave its sender waiting to be pulled for as long as it answers.
+ */
+static void rx_send_cts(struct gm_rx *rx)
+{
+	struct gm_cts_hdr c = {.msg_id = rx->send_id, .recv_id = rx->id, .len = rx->recv_len};
+
+	rx->cts_due = gm_send_cts(rx->conn, &c) != 0;
+	if (rx->cts_due) {
+		rx->msg->cts_starved = true;
+		return;
+	}
+	if (!rx->recv_len) {
+		/* Nothing to pull: the CTS only releases the sender. */
+		gm_list_del(&rx->rndv_entry);
+		gm_rx_complete(rx, 0);
+	}
+}
 
 /* The receiver side of rendezvous: pull the message into rx. */
 void gm_rx_pull(struct gm_rx *rx, uint32_t msg_id)
 {
-	struct gm_cts_hdr c = {
-	    .msg_id = msg_id, .recv_id = rx->msg->next_recv_id++, .len = rx->recv_len};
-
-	rx->id = c.recv_id;
-	if (!rx->recv_len) {
-		/* Nothing to pull, but the sender still waits to be released. */
-		gm_send_cts(rx->conn, &c);
-		gm_rx_complete(rx, 0);
-		return;
-	}
-	if (rx->msg->nrails > 1 && gm_pull_start(rx, msg_id))
+	rx->id = rx->msg->next_recv_id++;
+	rx->send_id = msg_id;
+	if (rx->recv_len && rx->msg->nrails > 1 && gm_pull_start(rx, msg_id))
 		return;
 	gm_list_add_tail(&rx->msg->rndv_rx, &rx->rndv_entry);
 	gm_peer_await(rx->conn->peer);
-	if (gm_send_cts(rx->conn, &c)) {
-		gm_list_del(&rx->rndv_entry);
-		gm_rx_complete(rx, FI_ENOMEM);
+	rx_send_cts(rx);
+}
+
+void gm_rndv_retry(struct gm_msg *m)
+{
+	struct gm_list *pos, *tmp;
+
+	m->cts_starved = false;
+	gm_list_for_each_safe(&m->rndv_rx, pos, tmp)
+	{
+		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
+
+		if (rx->pull)
+			gm_pull_issue(rx);
+		else if (rx->cts_due)
+			rx_send_cts(rx);
 	}
 }
 
@@ -107,4 +138,35 @@ void gm_rndv_on_rdata(struct gm_msg *m, struct gm_conn *conn, const void *body, 
 		return;
 	m->st.drop_rdata_unknown++;
 	MSG_WARN(m, "dropping rendezvous data for unknown receive %u\n", f.msg_id);
+}
+
+/*
+ * The sender will not serve our pull.  Only a pull of this peer naming
+ * both ids is failed; anything else (a NACK of a receive that completed,
+ * one that came twice over two rails, a forged one) is dropped and
+ * touches nothing.
+ */
+void gm_rndv_on_nack(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len)
+{
+	struct gm_nack_hdr n;
+	struct gm_list *pos, *tmp;
+
+	gm_nack_hdr_decode(body, &n);
+	gm_list_for_each_safe(&m->rndv_rx, pos, tmp)
+	{
+		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
+
+		if (rx->id != n.recv_id || rx->conn != conn || rx->send_id != n.msg_id)
+			continue;
+		MSG_WARN(m, "fi_addr %ld will not send message %u (%s): receive failed\n",
+		         (long)conn->fi_addr, n.msg_id, fi_strerror((int)n.reason));
+		m->st.pulls_nacked++;
+		gm_list_del(&rx->rndv_entry);
+		free(rx->pull);
+		rx->pull = NULL;
+		gm_rx_complete(rx, FI_EREMOTEIO);
+		return;
+	}
+	m->st.drop_nack_unknown++;
+	MSG_WARN(m, "dropping NACK of message %u for unknown receive %u\n", n.msg_id, n.recv_id);
 }

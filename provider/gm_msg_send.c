@@ -120,8 +120,8 @@ static inline __attribute__((always_inline)) int tx_send_one(struct gm_tx *tx, s
 
 	if (!tx->first_sent) {
 		type = tx->first_type;
-		thlen = type == GM_FT_CTS ? sizeof(struct gm_cts_hdr) : sizeof(struct gm_msg_hdr);
-		chunk = type == GM_FT_CTS || type == GM_FT_RTS ? 0 : max_body - thlen;
+		thlen = tx->ctrl_len ? tx->ctrl_len : sizeof(struct gm_msg_hdr);
+		chunk = tx->ctrl_len || type == GM_FT_RTS ? 0 : max_body - thlen;
 	} else {
 		type = tx->state == GM_TX_PULLED ? GM_FT_RDATA : GM_FT_FRAG;
 		thlen = sizeof(struct gm_frag_hdr);
@@ -132,7 +132,7 @@ static inline __attribute__((always_inline)) int tx_send_one(struct gm_tx *tx, s
 	if (chunk)
 		niov = gm_iov_slice(tx->iov, tx->iov_count, tx->off, chunk, iov);
 	/* The message CRC comes with the copy into the frame. */
-	if (type == GM_FT_CTS)
+	if (tx->ctrl_len)
 		ret = gm_peer_send(peer, type, tx->inject_buf, thlen, NULL, 0, tx);
 	else
 		ret = gm_peer_send_crc(peer, type, thlen, tx_encode_thdr, tx, iov, niov, &mcrc, tx);
@@ -158,6 +158,7 @@ void gm_conn_push(struct gm_conn *conn)
 	size_t max_body = conn->msg->cfg.max_body, sent;
 	struct gm_list *pos, *tmp;
 
+again:
 	if (conn->msg->nrails > 1) {
 		/* What a dead rail had in flight goes first, on the lead. */
 		gm_rails_pick_lead(conn);
@@ -201,6 +202,9 @@ void gm_conn_push(struct gm_conn *conn)
 		conn_mark_pending(conn);
 		return;
 	}
+	/* A pull server that failed queued its send's NACK (gm_tx_nack). */
+	if (!gm_list_empty(&conn->tx_queue))
+		goto again;
 	gm_list_del(&conn->pend_entry);
 }
 
@@ -283,6 +287,7 @@ int gm_send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_t le
 	    .conn = conn,
 	    .internal = true,
 	    .first_type = type,
+	    .ctrl_len = (uint8_t)len,
 	    .state = GM_TX_QUEUED,
 	};
 	memcpy(tx->inject_buf, thdr, len);
@@ -296,9 +301,47 @@ int gm_send_cts(struct gm_conn *conn, struct gm_cts_hdr *c)
 {
 	uint8_t buf[sizeof(*c)];
 
-	c->cts_id = conn->next_cts_id++;
+	int rc;
+
+	c->cts_id = conn->next_cts_id;
 	gm_cts_hdr_encode(buf, c);
-	return gm_send_ctrl(conn, GM_FT_CTS, buf, sizeof(buf));
+	rc = gm_send_ctrl(conn, GM_FT_CTS, buf, sizeof(buf));
+	if (!rc)
+		conn->next_cts_id++;
+	return rc;
+}
+
+void gm_tx_nack(struct gm_tx *tx, int reason)
+{
+	struct gm_conn *conn = tx->conn;
+	struct gm_msg *m = tx->msg;
+	const struct gm_nack_hdr n = {
+	    .msg_id = tx->msg_id, .recv_id = tx->recv_id, .reason = (uint32_t)reason};
+
+	gm_list_del(&tx->entry);
+	if (!tx->err)
+		tx->err = reason;
+	tx->state = GM_TX_SENT;
+	if (!tx->reported)
+		tx_report(tx);
+	if (gm_peer_failed(conn->peer)) {
+		/* Nobody left to tell: the receiver fails with the peer. */
+		gm_tx_maybe_complete(tx);
+		return;
+	}
+	MSG_WARN(m, "cannot serve message %u to fi_addr %ld (%s): NACK\n", tx->msg_id,
+	         (long)conn->fi_addr, fi_strerror(reason));
+	m->st.nacks_sent++;
+	gm_nack_hdr_encode(tx->inject_buf, &n);
+	tx->ctrl_len = sizeof(n);
+	tx->first_type = GM_FT_NACK;
+	tx->first_sent = false;
+	tx->internal = true;
+	tx->off = tx->limit = 0;
+	tx->state = GM_TX_QUEUED;
+	/* Sent by the next push: this may run inside one (a failing pull server). */
+	gm_list_add_tail(&conn->tx_queue, &tx->entry);
+	conn_mark_pending(conn);
 }
 
 void gm_msg_on_acked(void *ctx, struct gm_peer *peer, void *cookie)

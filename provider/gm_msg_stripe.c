@@ -51,8 +51,13 @@ static int pick_rail(const struct gm_conn *conn, const struct gm_pull *p)
 	return best;
 }
 
-/* Ask for chunks while a rail and a slot have room: 0, or -FI_ENOMEM with none in flight. */
-static int pull_issue(struct gm_rx *rx)
+/*
+ * Ask for chunks while a rail and a slot have room.  A CTS that finds the
+ * pool full is asked again by the next chunk that comes in or the next
+ * progress pass (gm_rndv_retry): failing the receive would leave its
+ * sender waiting to be pulled for as long as it answers.
+ */
+void gm_pull_issue(struct gm_rx *rx)
 {
 	struct gm_pull *p = rx->pull;
 	struct gm_conn *conn = rx->conn;
@@ -72,8 +77,10 @@ static int pull_issue(struct gm_rx *rx)
 		                       .offset = p->next_off,
 		                       .chunk = len,
 		                       .rail = (uint8_t)r};
-		if (gm_send_cts(conn, &c))
-			return p->busy ? 0 : -FI_ENOMEM; /* a chunk that comes in tries again */
+		if (gm_send_cts(conn, &c)) {
+			conn->msg->cts_starved = true;
+			return;
+		}
 		*s = (struct gm_chunk){
 		    .off = p->next_off, .len = len, .rail = (uint8_t)r, .busy = true};
 		p->busy++;
@@ -82,7 +89,6 @@ static int pull_issue(struct gm_rx *rx)
 		p->next_rail = (unsigned)r + 1;
 		conn->msg->st.stripe_chunks++;
 	}
-	return 0;
 }
 
 bool gm_pull_start(struct gm_rx *rx, uint32_t msg_id)
@@ -107,10 +113,7 @@ bool gm_pull_start(struct gm_rx *rx, uint32_t msg_id)
 	m->st.stripe_pulls++;
 	gm_list_add_tail(&m->rndv_rx, &rx->rndv_entry);
 	gm_peer_await(rx->conn->peer);
-	if (pull_issue(rx)) {
-		gm_list_del(&rx->rndv_entry);
-		gm_rx_complete(rx, FI_ENOMEM);
-	}
+	gm_pull_issue(rx);
 	return true;
 }
 
@@ -144,10 +147,10 @@ void gm_pull_on_rdata(struct gm_rx *rx, const struct gm_frag_hdr *f, const uint8
 	s->busy = false;
 	p->busy--;
 	p->nout[s->rail]--;
-	if (pull_issue(rx) == 0 && p->busy)
-		return;
-	/* Every chunk is in, or none is in flight and no CTS could be sent. */
-	err = p->next_off < rx->recv_len ? FI_ENOMEM : rx->corrupt ? FI_EIO : 0;
+	gm_pull_issue(rx);
+	if (p->busy || p->next_off < rx->recv_len)
+		return; /* more to come, or to ask for once the pool has room */
+	err = rx->corrupt ? FI_EIO : 0;
 	gm_list_del(&rx->rndv_entry);
 	free(p);
 	rx->pull = NULL;
@@ -226,14 +229,18 @@ void gm_stripe_fail(struct gm_tx *tx, int err)
 	tx->unacked--;
 }
 
-/* A send failed (err) while striped: it and its servers are done with. */
+/*
+ * A send failed (err) while striped: it and its servers are done with, and
+ * the receiver, which asked for chunks, is told (NACK) rather than left
+ * waiting for them as long as we answer.
+ */
 static void stripe_fail_send(struct gm_tx *tx, int err)
 {
 	gm_list_del(&tx->entry); /* from cts_wait, if still asked for */
 	tx->err = err;
 	tx->state = GM_TX_SENT;
 	gm_stripe_fail(tx, err);
-	gm_tx_maybe_complete(tx);
+	gm_tx_nack(tx, err);
 }
 
 void gm_stripe_fail_conn(struct gm_conn *conn, int err)

@@ -21,6 +21,8 @@ size_t gm_wire_type_hlen(uint8_t type)
 		return sizeof(struct gm_cts_hdr);
 	case GM_FT_VOID:
 		return sizeof(struct gm_void_hdr);
+	case GM_FT_NACK:
+		return sizeof(struct gm_nack_hdr);
 	default:
 		return 0;
 	}
@@ -234,4 +236,24 @@ void gm_ack_body_decode(const void *buf, struct gm_ack_body *a)
 
 	memcpy(&w, buf, sizeof(w));
 	a->sack = be64toh(w.sack);
+}
+
+void gm_nack_hdr_encode(void *buf, const struct gm_nack_hdr *n)
+{
+	struct gm_nack_hdr w = {
+	    .msg_id = htobe32(n->msg_id),
+	    .recv_id = htobe32(n->recv_id),
+	    .reason = htobe32(n->reason),
+	};
+	memcpy(buf, &w, sizeof(w));
+}
+
+void gm_nack_hdr_decode(const void *buf, struct gm_nack_hdr *n)
+{
+	struct gm_nack_hdr w;
+
+	memcpy(&w, buf, sizeof(w));
+	n->msg_id = be32toh(w.msg_id);
+	n->recv_id = be32toh(w.recv_id);
+	n->reason = be32toh(w.reason);
 }

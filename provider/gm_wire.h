@@ -27,8 +27,9 @@
  * per-job secret, or the CRC-32C without one.  4: message CRCs (mcrc).
  * 5: chunked pulls striped over rails (gm_cts_hdr: offset, chunk, cts_id,
  * rail), and the mcrc of pulled data chains from its chunk's start.
+ * 6: NACK, a sender's refusal of a pull it was asked for (gm_nack_hdr).
  */
-#define GM_WIRE_VERSION      5
+#define GM_WIRE_VERSION      6
 #define GM_ETHERTYPE_DEFAULT 0x88B5
 #define GM_ETH_HLEN          14
 
@@ -43,6 +44,7 @@ enum gm_ftype {
 	GM_FT_RDATA = 7, /* pulled data: gm_frag_hdr (id = receiver's) + data */
 	GM_FT_PING = 8,  /* keepalive probe: no body; acked, never delivered */
 	GM_FT_VOID = 9,  /* frames moved to another rail: gm_void_hdr; acked, never delivered */
+	GM_FT_NACK = 10, /* the sender will not serve a pull it was asked for: gm_nack_hdr */
 	GM_FT_MAX
 };
 
@@ -149,6 +151,22 @@ struct gm_void_hdr {
 	uint32_t end;
 } __attribute__((packed));
 
+/*
+ * NACK: the sender of message msg_id, asked by a CTS to send it to the
+ * receive recv_id, will not send (the rest of) it: it had no memory to
+ * serve the pull, the rail it was sending on failed, or its endpoint is
+ * closing.  reason is the sender's fabric errno (positive), for the
+ * receiver's log.  The receiver fails that receive (FI_EREMOTEIO) instead
+ * of waiting as long as the sender answers; a NACK that names no pull of
+ * the sending peer (both ids must agree) is dropped.  Sequenced, on the
+ * lead rail: it comes after every RDATA the sender sent there.  12 bytes.
+ */
+struct gm_nack_hdr {
+	uint32_t msg_id;  /* the sender's id, from the RTS */
+	uint32_t recv_id; /* the receiver's id, from the CTS */
+	uint32_t reason;  /* FI_ENOMEM, FI_EIO, FI_ESHUTDOWN, ... */
+} __attribute__((packed));
+
 /* ACK payload: bit i set = frame (ack + 1 + i) received out of order. */
 struct gm_ack_body {
 	uint64_t sack;
@@ -160,6 +178,7 @@ _Static_assert(sizeof(struct gm_msg_hdr) == 36, "gm_msg_hdr is 36 bytes");
 _Static_assert(sizeof(struct gm_frag_hdr) == 16, "gm_frag_hdr is 16 bytes");
 _Static_assert(sizeof(struct gm_cts_hdr) == 40, "gm_cts_hdr is 40 bytes");
 _Static_assert(sizeof(struct gm_void_hdr) == 4, "gm_void_hdr is 4 bytes");
+_Static_assert(sizeof(struct gm_nack_hdr) == 12, "gm_nack_hdr is 12 bytes");
 
 /* Size of the type-specific header for each frame type (0 if unknown). */
 size_t gm_wire_type_hlen(uint8_t type);
@@ -250,6 +269,8 @@ void gm_cts_hdr_encode(void *buf, const struct gm_cts_hdr *c);
 void gm_cts_hdr_decode(const void *buf, struct gm_cts_hdr *c);
 void gm_void_hdr_encode(void *buf, const struct gm_void_hdr *v);
 void gm_void_hdr_decode(const void *buf, struct gm_void_hdr *v);
+void gm_nack_hdr_encode(void *buf, const struct gm_nack_hdr *n);
+void gm_nack_hdr_decode(const void *buf, struct gm_nack_hdr *n);
 
 /*
  * CRC-32C (Castagnoli), hardware-accelerated where the CPU has it; chains:

@@ -630,18 +630,35 @@ Test(msg, small_pools_multi_recv)
 struct raw {
 	struct tsim *sim;
 	struct gm_port *port;
-	struct gm_peer *peer;  /* node 0's endpoint */
-	struct gm_cts_hdr cts; /* the last CTS node 0 sent */
-	unsigned acked;
+	struct gm_peer *peer;    /* node 0's endpoint */
+	struct gm_cts_hdr cts;   /* the last CTS node 0 sent */
+	struct gm_msg_hdr rts;   /* the last RTS node 0 sent */
+	struct gm_nack_hdr nack; /* the last NACK node 0 sent */
+	unsigned acked, rdata, nacks, rdata_after_nack;
 };
 
 static void raw_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
 {
 	struct raw *r = ctx;
 
-	cr_assert_eq(f->hdr->type, GM_FT_CTS, "node 0 sent the raw station a frame of type %u",
-	             f->hdr->type);
-	gm_cts_hdr_decode(f->body, &r->cts);
+	switch (f->hdr->type) {
+	case GM_FT_CTS:
+		gm_cts_hdr_decode(f->body, &r->cts);
+		break;
+	case GM_FT_RTS:
+		gm_msg_hdr_decode(f->body, &r->rts);
+		break;
+	case GM_FT_RDATA:
+		r->rdata++;
+		r->rdata_after_nack += r->nacks != 0;
+		break;
+	case GM_FT_NACK:
+		gm_nack_hdr_decode(f->body, &r->nack);
+		r->nacks++;
+		break;
+	default:
+		cr_assert_fail("node 0 sent the raw station a frame of type %u", f->hdr->type);
+	}
 }
 
 static void raw_acked(void *ctx, struct gm_peer *peer, void *cookie)
@@ -738,6 +755,10 @@ Test(msg, dropped_frames_are_counted)
 		cr_assert_lt(++steps, 100000, "node 0 never pulled the rendezvous message");
 	}
 	raw_frag(&r, GM_FT_RDATA, r.cts.recv_id, 100, 100); /* not where the pull starts */
+	const struct gm_nack_hdr nack = {.msg_id = 4, .recv_id = r.cts.recv_id + 1};
+	uint8_t nb[sizeof(nack)];
+	gm_nack_hdr_encode(nb, &nack);
+	raw_send(&r, GM_FT_NACK, nb, sizeof(nb), 0); /* of no pull */
 
 	/* The engine drops these itself (bad_hdr): straight to the port ops, as it would. */
 	struct gm_addr raw_addr = {.port = 300};
@@ -759,11 +780,13 @@ Test(msg, dropped_frames_are_counted)
 	cr_assert_eq(st->msgs_cut, 2);
 	cr_assert_eq(st->drop_rdata_misplaced, 1);
 	cr_assert_eq(st->drop_no_memory, 0);
+	cr_assert_eq(st->drop_nack_unknown, 1);
 	cr_assert_eq(a.rx_errors, 2, "the two messages cut short failed their receives");
 	cr_assert_eq(a.last_rx_err, FI_EIO);
 	cr_assert_eq(a.received, 0);
 
-	/* The fields tests parse come first, as before; the new ones are appended. */
+	/* The fields tests parse come first, as before; the new ones are appended, but for the
+	 * striped bytes, one number per rail, which stay last. */
 	FILE *out = open_memstream(&line, &linelen);
 	gm_msg_stats_print(&a.msg, "ifx", out);
 	fclose(out);
@@ -773,10 +796,199 @@ Test(msg, dropped_frames_are_counted)
 	                          "unknown-frag 1 misplaced-frag 1 unknown-cts 1 unknown-rdata 1 "
 	                          "misplaced-rdata 1 no-memory 0; messages cut short 2; refused "
 	                          "(pool full) sends 0 receives 0; rail failovers 0 revivals 0 "
-	                          "duplicates 0; striped pulls 0 chunks 0 bad-cts 0; striped "
-	                          "bytes by rail 0\n"),
+	                          "duplicates 0; striped pulls 0 chunks 0 bad-cts 0; nacks sent 0 "
+	                          "pulls nacked 0 unknown-nack 1; striped bytes by rail 0\n"),
 	             0, "%s", line);
 	free(line);
+	gm_rel_port_close(r.port);
+	node_fini(&a);
+	node_fini(&b);
+	mock_free(&s->l);
+	free(s);
+}
+
+/* A raw station on node 1's engine (port 300) that node 0 knows as fi_addr 0. */
+static void raw_open(struct tsim *s, struct raw *r, struct tnode *a, struct tnode *b)
+{
+	static const uint32_t key = 0xC0FFEE;
+	const struct gm_auth auth = {&key, sizeof(key)};
+	struct gm_addr to = {.port = PORT[0]};
+
+	*r = (struct raw){.sim = s};
+	s->l.rng = 3;
+	g_len_of = len_btl;
+	g_av_port0 = 300;
+	node_init(s, a, 0, 0, 0);
+	node_init(s, b, 1, 0, 0);
+	cr_assert_eq(gm_rel_port_open(b->rel, 300, GM_CLASS_HIGH, &auth, 4242, 3ull << 40, &raw_ops,
+	                              r, &r->port),
+	             0);
+	memcpy(to.mac, a->mac, 6);
+	cr_assert_not_null(r->peer = gm_peer_get(r->port, &to));
+}
+
+static void raw_nack(struct raw *r, uint32_t msg_id, uint32_t recv_id)
+{
+	const struct gm_nack_hdr n = {.msg_id = msg_id, .recv_id = recv_id, .reason = FI_ENOMEM};
+	uint8_t b[sizeof(n)];
+
+	gm_nack_hdr_encode(b, &n);
+	raw_send(r, GM_FT_NACK, b, sizeof(b), 0);
+}
+
+/*
+ * A one-piece pull that its sender refuses (NACK): the receive fails with
+ * FI_EREMOTEIO and its state goes; NACKs naming another message or
+ * receive, or coming again, are dropped and counted and fail nothing.
+ */
+Test(msg, nack_fails_the_pull_once)
+{
+	struct tsim *s = calloc(1, sizeof(*s));
+	struct raw r;
+	struct tnode a, b;
+	uint64_t steps = 0;
+
+	raw_open(s, &r, &a, &b);
+	raw_msg(&r, GM_FT_RTS, 0, 20000, 0); /* matches a posted receive: pulled */
+	while (r.cts.len != 20000) {
+		sim_step(s);
+		cr_assert_lt(++steps, 100000, "node 0 never pulled the rendezvous message");
+	}
+	raw_nack(&r, 1, r.cts.recv_id);     /* another message */
+	raw_nack(&r, 0, r.cts.recv_id + 1); /* another receive */
+	cr_assert_eq(a.msg.st.drop_nack_unknown, 2);
+	cr_assert_eq(a.rx_errors, 0, "a NACK of another pull failed this one");
+	cr_assert_not(gm_list_empty(&a.msg.rndv_rx));
+
+	raw_nack(&r, 0, r.cts.recv_id);
+	for (int i = 0; i < 10; i++) /* node 0 reads its CQ */
+		sim_step(s);
+	cr_assert_eq(a.rx_errors, 1);
+	cr_assert_eq(a.last_rx_err, FI_EREMOTEIO);
+	cr_assert_eq(a.msg.st.pulls_nacked, 1);
+	cr_assert(gm_list_empty(&a.msg.rndv_rx), "the pull's state is gone");
+	raw_nack(&r, 0, r.cts.recv_id); /* again */
+	cr_assert_eq(a.msg.st.drop_nack_unknown, 3);
+	cr_assert_eq(a.rx_errors, 1);
+	cr_assert_eq(a.received, 0);
+
+	gm_rel_port_close(r.port);
+	node_fini(&a);
+	node_fini(&b);
+	mock_free(&s->l);
+	free(s);
+}
+
+/*
+ * A sender closing in the middle of a one-piece pull tells the receiver
+ * (NACK, FI_ESHUTDOWN) after the data it had sent, when its window has
+ * room: it does not leave the receive waiting for the peer timeout.
+ */
+Test(msg, closing_sender_nacks_a_pull_in_progress)
+{
+	struct tsim *s = calloc(1, sizeof(*s));
+	const size_t len = 200 * 1024; /* well over a window of frames */
+	uint8_t *mem = malloc(len);
+	struct iovec iov = {mem, len};
+	struct raw r;
+	struct tnode a, b;
+	uint64_t steps = 0;
+
+	raw_open(s, &r, &a, &b);
+	memset(mem, 0x33, len);
+	a.sbuf[0].busy = true;
+	cr_assert_eq(gm_msg_send(&a.msg, &iov, 1, 0, 0, 0, &a.sbuf[0], FI_SEND | FI_MSG), 0);
+	while (r.rts.msg_len != len) {
+		sim_step(s);
+		cr_assert_lt(++steps, 100000, "no RTS");
+	}
+	const struct gm_cts_hdr c = {.msg_id = r.rts.msg_id, .recv_id = 77, .len = len};
+	uint8_t cb[sizeof(c)];
+	gm_cts_hdr_encode(cb, &c);
+	raw_send(&r, GM_FT_CTS, cb, sizeof(cb), 0);
+	/* Mid-pull, at a moment acks have opened node 0's window. */
+	for (;;) {
+		mock_deliver(&s->l);
+		if (r.rdata > WINDOW && gm_peer_can_send(a.msg.conns[0]->peer))
+			break;
+		gm_msg_progress(&a.msg);
+		gm_rel_flush(a.rel, s->l.now);
+		gm_rel_flush(b.rel, s->l.now);
+		mock_advance(&s->l);
+		cr_assert_lt(++steps, 100000, "the pull never got going");
+	}
+	cr_assert_lt(r.rdata, (len + MTU - 1) / (MTU - 100), "the pull is not over yet");
+	/* What gm_ep_close does: shutdown, drain, close the protocol, then the port. */
+	gm_msg_shutdown(&a.msg);
+	gm_rel_port_drain(a.msg.port, s->l.now);
+	cr_assert_eq(a.msg.st.nacks_sent, 1);
+	gm_msg_close(&a.msg);
+	cr_assert_eq(a.msg.tx_pool.used, 0);
+	gm_rel_port_close(a.msg.port);
+	unsigned before = r.rdata;
+	while (!r.nacks) {
+		mock_advance(&s->l);
+		mock_deliver(&s->l);
+		gm_rel_flush(b.rel, s->l.now);
+		cr_assert_lt(++steps, 200000, "no NACK came");
+	}
+	cr_assert_eq(r.nack.msg_id, r.rts.msg_id);
+	cr_assert_eq(r.nack.recv_id, 77);
+	cr_assert_eq(r.nack.reason, FI_ESHUTDOWN);
+	cr_assert_geq(r.rdata, before, "the data in flight came before the NACK");
+	cr_assert_eq(r.rdata_after_nack, 0);
+
+	gm_rel_port_close(r.port);
+	gm_rel_destroy(a.rel);
+	for (int i = 0; i < NPOST; i++)
+		free(a.rbuf[i].mem);
+	for (int i = 0; i < NSEND; i++)
+		free(a.sbuf[i].mem);
+	free(a.seen);
+	node_fini(&b);
+	mock_free(&s->l);
+	free(mem);
+	free(s);
+}
+
+/*
+ * The receiver's pool is full when a rendezvous message matches: its CTS
+ * waits for room instead of failing the receive (its sender would wait to
+ * be pulled for as long as it answers), and goes once the pool has some.
+ */
+Test(msg, cts_waits_for_a_full_pool)
+{
+	struct tsim *s = calloc(1, sizeof(*s));
+	struct raw r;
+	struct tnode a, b;
+	struct gm_pool *pool = &a.msg.tx_pool;
+	void **held;
+	size_t nheld = 0;
+	uint64_t steps = 0;
+
+	raw_open(s, &r, &a, &b);
+	cr_assert_not_null(held = calloc(pool->max, sizeof(*held)));
+	while ((held[nheld] = gm_pool_get(pool)))
+		nheld++;
+	raw_msg(&r, GM_FT_RTS, 0, 20000, 0); /* matches a posted receive */
+	for (int i = 0; i < 100; i++)
+		sim_step(s);
+	cr_assert_eq(a.rx_errors, 0, "the receive failed (%d) instead of waiting", a.last_rx_err);
+	cr_assert_neq(r.cts.len, 20000, "a CTS went with the pool full");
+	for (size_t i = 0; i < nheld; i++)
+		gm_pool_put(pool, held[i]);
+	free(held);
+	while (r.cts.len != 20000) {
+		sim_step(s);
+		cr_assert_lt(++steps, 100000, "the CTS never went");
+	}
+	cr_assert_eq(r.cts.msg_id, 0);
+	cr_assert_eq(a.rx_errors, 0);
+	raw_nack(&r, 0, r.cts.recv_id); /* the raw station sends no data: end the pull */
+	for (int i = 0; i < 10; i++)
+		sim_step(s);
+	cr_assert_eq(a.last_rx_err, FI_EREMOTEIO);
+
 	gm_rel_port_close(r.port);
 	node_fini(&a);
 	node_fini(&b);

@@ -40,6 +40,7 @@ struct snode {
 	int err[NMSG];
 	bool done[NMSG];
 	unsigned ndone, order_next, corrupt;
+	bool closed; /* its protocol and ports closed already (as fi_close does) */
 };
 
 struct ssim {
@@ -266,7 +267,8 @@ static void sim_free(struct ssim *s)
 	for (int n = 0; n < 2; n++) {
 		struct snode *nd = &s->node[n];
 
-		gm_msg_close(&nd->msg);
+		if (!nd->closed)
+			gm_msg_close(&nd->msg);
 		cr_assert_eq(nd->msg.tx_pool.used, 0, "node %d: %zu tx not back in the pool", n,
 		             nd->msg.tx_pool.used);
 		cr_assert_eq(nd->msg.rx_pool.used, 0, "node %d: rx not back in the pool", n);
@@ -532,5 +534,216 @@ Test(stripe, truncated_receive_pulls_what_fits)
 		cr_assert_eq(b->buf[0][j], 0xEE, "byte %zu written past the receive", j);
 	cr_assert_eq(b->msg.st.stripe_chunks, (fits + CHUNK - 1) / CHUNK);
 	cr_assert_eq(a->msg.st.rdata_bytes[0] + a->msg.st.rdata_bytes[1], fits);
+	sim_free(s);
+}
+
+/* Deliver a NACK to node 1's protocol as if node 0 (or another station) sent it on rail 0. */
+static void nack_to_node1(struct ssim *s, const uint8_t mac[6], uint32_t msg_id, uint32_t recv_id)
+{
+	struct gm_addr from = {.port = PORT[0]};
+	uint8_t body[sizeof(struct gm_nack_hdr)];
+	struct gm_hdr h = {.type = GM_FT_NACK, .len = sizeof(body)};
+	struct gm_peer *peer;
+
+	memcpy(from.mac, mac, 6);
+	cr_assert_not_null(peer = gm_peer_get(s->node[1].port[0], &from));
+	gm_nack_hdr_encode(
+	    body, &(struct gm_nack_hdr){.msg_id = msg_id, .recv_id = recv_id, .reason = 12});
+	gm_msg_port_ops.recv(&s->node[1].msg, peer,
+	                     &(struct gm_rx_frame){.hdr = &h, .body = body, .body_len = h.len});
+}
+
+/* Step until node 1 completed n receives, at most max steps: false if it did not. */
+static bool run_until_received(struct ssim *s, unsigned n, uint64_t max)
+{
+	for (uint64_t steps = 0; s->node[1].ndone < n; steps++) {
+		if (steps == max)
+			return false;
+		step(s);
+	}
+	return true;
+}
+
+/* Held objects of a pool, so that it is full (pool_release gives them back). */
+struct held {
+	struct gm_pool *pool;
+	void **obj;
+	size_t n;
+};
+
+/*
+ * Node 0 sends one message; once node 1 has its RTS (unexpected), the
+ * pool is made full and node 1 posts the receive.
+ */
+static struct held start_with_full_pool(struct ssim *s, struct gm_pool *pool)
+{
+	struct snode *a = &s->node[0], *b = &s->node[1];
+	struct held h = {.pool = pool, .obj = calloc(pool->max, sizeof(void *))};
+	struct iovec riov = {b->buf[0], MSGLEN};
+	uint64_t steps = 0;
+
+	cr_assert_not_null(h.obj);
+	start(s, 1, false);
+	while (a->msg.conns[0]->cts_wait.next == &a->msg.conns[0]->cts_wait) {
+		step(s);
+		cr_assert_lt(++steps, 100000);
+	}
+	while ((h.obj[h.n] = gm_pool_get(pool)))
+		h.n++;
+	memset(b->buf[0], 0xEE, MSGLEN);
+	cr_assert_eq(gm_msg_recv(&b->msg, &riov, 1, FI_ADDR_UNSPEC, 0, 0, (void *)(uintptr_t)0,
+	                         FI_RECV | FI_MSG),
+	             0);
+	return h;
+}
+
+static void pool_release(struct held *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		gm_pool_put(h->pool, h->obj[i]);
+	free(h->obj);
+}
+
+/*
+ * The sender's pool is full when the first CTS of a striped message comes:
+ * the send fails (FI_ENOMEM) and the receiver, told by a NACK, fails its
+ * receive (FI_EREMOTEIO) instead of waiting as long as the sender answers.
+ * The next message is pulled as usual.
+ */
+Test(stripe, full_pool_at_first_cts_nacks_the_pull)
+{
+	struct ssim *s = sim_new();
+	struct snode *a = &s->node[0], *b = &s->node[1];
+	struct held h = start_with_full_pool(s, &a->msg.tx_pool);
+
+	cr_assert(run_until_received(s, 1, 100000), "the receive still waits for the pull");
+	cr_assert_eq(a->err[0], FI_ENOMEM, "send: %d", a->err[0]);
+	cr_assert_eq(b->err[0], FI_EREMOTEIO, "receive: %d", b->err[0]);
+	cr_assert_eq(a->msg.st.drop_no_memory, 1);
+	cr_assert_eq(a->msg.st.nacks_sent, 1);
+	cr_assert_eq(b->msg.st.pulls_nacked, 1);
+	cr_assert_eq(b->msg.st.drop_nack_unknown, 0);
+	cr_assert_eq(a->msg.st.rdata_bytes[0] + a->msg.st.rdata_bytes[1], 0, "nothing was sent");
+	cr_assert(gm_list_empty(&b->msg.rndv_rx), "the pull's state is gone");
+	for (int i = 0; i < 1000; i++) /* the chunks asked for in vain reach the sender */
+		step(s);
+	pool_release(&h);
+
+	/* The same NACK again: dropped and counted, nothing else moves. */
+	nack_to_node1(s, a->mac[0], 0, 1);
+	cr_assert_eq(b->msg.st.drop_nack_unknown, 1);
+	cr_assert_eq(b->msg.st.pulls_nacked, 1);
+
+	/* The connection still works: the next message is striped and right. */
+	struct iovec siov = {a->buf[1], MSGLEN}, riov = {b->buf[1], MSGLEN};
+	for (size_t j = 0; j < MSGLEN; j++)
+		a->buf[1][j] = pattern(1, j);
+	cr_assert_eq(gm_msg_recv(&b->msg, &riov, 1, FI_ADDR_UNSPEC, 0, 0, (void *)(uintptr_t)1,
+	                         FI_RECV | FI_MSG),
+	             0);
+	cr_assert_eq(
+	    gm_msg_send(&a->msg, &siov, 1, 0, 0, 0, (void *)(uintptr_t)1, FI_SEND | FI_MSG), 0);
+	run(s, 2);
+	cr_assert_eq(a->err[1], 0);
+	cr_assert_eq(b->err[1], 0);
+	for (size_t j = 0; j < MSGLEN; j++)
+		cr_assert_eq(b->buf[1][j], pattern(1, j), "message 1 byte %zu", j);
+	cr_assert_eq(b->msg.st.stripe_pulls, 2);
+	sim_free(s);
+}
+
+/* NACKs that name another message, another receive, or come from another station: dropped. */
+Test(stripe, forged_nacks_touch_no_pull)
+{
+	struct ssim *s = sim_new();
+	struct snode *b = &s->node[1];
+	const uint8_t stranger[6] = {0x02, 0, 0, 0, 9, 9};
+	uint64_t steps = 0;
+
+	start(s, 1, true);
+	while (gm_list_empty(&b->msg.rndv_rx) || b->msg.st.stripe_chunks < 2) {
+		step(s);
+		cr_assert_lt(++steps, 100000);
+	}
+	struct gm_rx *rx = gm_list_entry(b->msg.rndv_rx.next, struct gm_rx, rndv_entry);
+	nack_to_node1(s, s->node[0].mac[0], rx->send_id + 1, rx->id); /* another message */
+	nack_to_node1(s, s->node[0].mac[0], rx->send_id, rx->id + 1); /* another receive */
+	nack_to_node1(s, stranger, rx->send_id, rx->id);              /* another station */
+	cr_assert_eq(b->msg.st.drop_nack_unknown, 3);
+	cr_assert_eq(b->msg.st.pulls_nacked, 0);
+	cr_assert_eq(b->ndone, 0);
+	run(s, 1);
+	check_data(s, 1);
+	sim_free(s);
+}
+
+/*
+ * The sender's endpoint closes in the middle of a striped message: its
+ * NACK (FI_ESHUTDOWN) fails the receive at once; the closing side does no
+ * more progress, as after fi_close.
+ */
+Test(stripe, closing_sender_nacks_a_striped_pull)
+{
+	struct ssim *s = sim_new();
+	struct snode *a = &s->node[0], *b = &s->node[1];
+	uint64_t steps = 0;
+
+	start(s, 1, true);
+	/* Chunks in, more asked for, and a window with room (the NACK of a
+	 * closing endpoint finds none otherwise, and is not sent). */
+	for (;;) {
+		bool room = false;
+
+		step(s);
+		cr_assert_lt(++steps, 100000);
+		for (int r = 0; r < RAILS; r++)
+			room |= gm_peer_can_send(a->msg.conns[0]->rails[r]);
+		if (b->msg.st.stripe_chunks >= 2 * DEPTH + 2 && room)
+			break;
+	}
+	cr_assert_eq(b->ndone, 0, "the message is not complete yet");
+	gm_msg_shutdown(&a->msg);
+	for (int r = 0; r < RAILS; r++)
+		gm_rel_port_drain(a->port[r], s->now);
+	cr_assert_eq(a->msg.st.nacks_sent, 1, "one NACK for the one send");
+	gm_msg_close(&a->msg);
+	for (int r = 0; r < RAILS; r++)
+		gm_rel_port_close(a->port[r]);
+	a->closed = true;
+	while (!b->ndone) { /* node 1 and the links only */
+		for (int r = 0; r < RAILS; r++) {
+			s->link[r].now = s->now;
+			mock_deliver(&s->link[r]);
+		}
+		gm_msg_progress(&b->msg);
+		for (int r = 0; r < RAILS; r++)
+			mock_flush(&s->link[r]);
+		s->now += STEP_US;
+		cr_assert_lt(++steps, 200000, "the receive still waits for the pull");
+	}
+	cr_assert_eq(b->err[0], FI_EREMOTEIO, "receive: %d", b->err[0]);
+	cr_assert_eq(b->msg.st.pulls_nacked, 1);
+	cr_assert(gm_list_empty(&b->msg.rndv_rx), "the pull's state is gone");
+	sim_free(s);
+}
+
+/*
+ * The receiver's pool is full when its receive matches a striped message:
+ * no CTS can go, so the pull waits (the receive does not fail, which would
+ * leave the sender waiting to be pulled) and asks once the pool has room.
+ */
+Test(stripe, full_receiver_pool_defers_the_pull)
+{
+	struct ssim *s = sim_new();
+	struct snode *b = &s->node[1];
+	struct held h = start_with_full_pool(s, &b->msg.tx_pool);
+
+	for (int i = 0; i < 1000; i++)
+		step(s);
+	cr_assert_eq(b->ndone, 0, "the receive failed (%d) instead of waiting", b->err[0]);
+	cr_assert_eq(b->msg.st.stripe_chunks, 0, "no CTS could go");
+	pool_release(&h);
+	run(s, 1);
+	check_data(s, 1);
 	sim_free(s);
 }

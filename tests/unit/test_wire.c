@@ -144,6 +144,21 @@ Test(wire, msg_frag_cts_round_trip)
 	cr_assert_eq(buf[36], 1);
 }
 
+Test(wire, nack_round_trip)
+{
+	uint8_t buf[sizeof(struct gm_nack_hdr)];
+	struct gm_nack_hdr n = {0x01020304, 0xA0B0C0D0, 12}, n2;
+
+	cr_assert_eq(gm_wire_type_hlen(GM_FT_NACK), sizeof(buf));
+	gm_nack_hdr_encode(buf, &n);
+	gm_nack_hdr_decode(buf, &n2);
+	cr_assert(!memcmp(&n, &n2, sizeof(n)));
+	/* msg_id, recv_id, reason, big-endian. */
+	cr_assert_eq(buf[0], 0x01);
+	cr_assert_eq(buf[4], 0xA0);
+	cr_assert_eq(buf[11], 12);
+}
+
 Test(wire, rejects_malformed_headers)
 {
 	uint8_t buf[sizeof(struct gm_hdr) + sizeof(struct gm_msg_hdr) + 3] = {0};
