@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <limits.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
