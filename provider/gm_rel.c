@@ -85,10 +85,14 @@ struct gm_peer {
 	/*
 	 * After a timeout, until the ack passes recover (snd_nxt then): the
 	 * frames below it that went out before the timeout are presumed lost,
-	 * and each ack brings out the next ones from recover_next.
+	 * and each ack brings out the next ones from recover_next, once the
+	 * peer has shown it saw a frame sent since the timeout (an echo of at
+	 * least recover_nonce): before that, a partial ack may come from a
+	 * receiver that was merely off the CPU and still has the rest queued.
 	 */
 	bool recovering;
 	uint32_t recover, recover_next;
+	uint64_t recover_nonce;
 
 	/* keepalive (gm_peer_await) */
 	bool awaited, await_started;
@@ -922,11 +926,13 @@ static void recover_more(struct gm_rel *rel, struct gm_peer *pr, unsigned acked)
 }
 
 /*
- * sack_empty: the ack came in an ACK frame whose SACK bitmap is empty, so
- * the receiver holds none of the frames just above ack.
+ * lost_above: the ack came in an ACK frame whose SACK bitmap is empty, so
+ * the receiver holds none of the frames just above ack, and that echoes a
+ * frame sent after the timeout, so it has read everything sent before
+ * (the link keeps order): what it lacks is lost, not still queued for it.
  */
 static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, unsigned wnd,
-                        bool sack_empty, uint64_t now)
+                        bool lost_above, uint64_t now)
 {
 	const struct gm_port_ops *ops = pr->port->ops;
 	void *pctx = pr->port->ctx;
@@ -951,7 +957,7 @@ static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, un
 	if (pr->recovering && !pr->failed) {
 		if (seq_diff(ack, pr->recover) >= 0)
 			pr->recovering = false;
-		else if (sack_empty)
+		else if (lost_above)
 			recover_more(rel, pr, acked);
 	}
 	pr->rto_us = peer_rto(rel, pr);
@@ -1303,7 +1309,8 @@ void gm_rel_input(struct gm_rel *rel, const void *frame, size_t len, uint64_t no
 		/* SACK first: what it marks held, recovery (process_ack) skips. */
 		if (h.flags & GM_F_ACK) {
 			process_sack(rel, pr, h.ack, ab.sack);
-			process_ack(rel, pr, h.ack, h.wnd, !ab.sack, now);
+			process_ack(rel, pr, h.ack, h.wnd, !ab.sack && h.echo >= pr->recover_nonce,
+			            now);
 		}
 		return;
 	}
@@ -1540,6 +1547,7 @@ static void peer_timers(struct gm_rel *rel, struct gm_peer *pr, uint64_t now, ui
 		pr->recovering = true;
 		pr->recover = pr->snd_nxt;
 		pr->recover_next = pr->snd_una;
+		pr->recover_nonce = pr->port->tx_nonce + 1;
 		for (uint32_t s = pr->snd_una; s != pr->snd_nxt; s++) {
 			struct gm_buf *b = pr->txw[SLOT(rel, s)];
 

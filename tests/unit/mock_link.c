@@ -32,6 +32,7 @@ struct mock_frame *mock_enqueue(struct mock_link *l, int dst, const void *data, 
 	f = malloc(sizeof(*f) + len);
 	cr_assert_not_null(f);
 	f->when = l->now + delay;
+	f->order = l->enqueued++;
 	f->dst = dst;
 	f->len = len;
 	memcpy(f->data, data, len);

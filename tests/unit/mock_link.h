@@ -46,6 +46,7 @@ typedef enum mock_verdict (*mock_tap)(struct mock_link *l, int from, int to, con
 
 struct mock_frame {
 	uint64_t when;
+	uint64_t order; /* enqueued as the order-th frame: the wire's FIFO order */
 	int dst;
 	size_t len;
 	uint8_t data[];
@@ -69,6 +70,7 @@ struct mock_link {
 	struct mock_end end[2];
 	struct mock_frame **q; /* on the wire, in no order */
 	unsigned nq;
+	uint64_t enqueued; /* frames ever enqueued */
 };
 
 uint64_t mock_rnd(struct mock_link *l);

@@ -452,6 +452,74 @@ Test(rel, a_lost_window_comes_back_after_one_timeout)
 	sim_free(&s);
 }
 
+/* Hands up to max frames due for node dst to it, in the order they were sent. */
+static unsigned deliver_in_order(struct sim *s, int dst, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max) {
+		int best = -1;
+
+		for (unsigned i = 0; i < s->l.nq; i++) {
+			const struct mock_frame *f = s->l.q[i];
+
+			if (f->dst == dst && f->when <= s->l.now &&
+			    (best < 0 || f->order < s->l.q[best]->order))
+				best = (int)i;
+		}
+		if (best < 0)
+			break;
+		struct mock_frame *f = s->l.q[best];
+		s->l.q[best] = s->l.q[--s->l.nq];
+		gm_rel_input(s->l.end[dst].rel, f->data, f->len, s->l.now);
+		free(f);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A receiver off the CPU for several RTOs, with the whole window queued for
+ * it (in its ring), then reading it a few frames per pass: its partial
+ * acks, SACK empty, come before it reached the sender's timeout probe, so
+ * they show nothing lost.  Only the probes may be resent, not the frames
+ * it still has queued (it got two resends per frame acked: a flood of
+ * duplicates on a loaded host).
+ */
+Test(rel, a_receiver_off_the_cpu_gets_no_resends_of_what_it_has_queued)
+{
+	struct sim s = {.l = {.rng = 5}};
+	struct node a, b;
+	struct gm_peer *pa;
+	struct gm_net_stats *sa, *sb;
+
+	node_init(&s, &a, 0, 333, WINDOW);
+	node_init(&s, &b, 1, 444, WINDOW);
+	s.l.fault.split = 0;
+	pa = peer_to(&a, &b);
+	while (a.sent < WINDOW)
+		cr_assert(try_send(&a, pa));
+	/* b sleeps 5 ms: 1 ms RTO, so a times out (twice: it backs off). */
+	for (uint64_t t0 = s.l.now; s.l.now < t0 + 5000; s.l.now += 10)
+		gm_rel_flush(a.rel, s.l.now);
+	sa = gm_rel_stats(a.rel);
+	cr_assert_geq(sa->timeouts, 2, "%lu timeouts", (unsigned long)sa->timeouts);
+	/* b reads its ring 4 frames per pass; every 8 frames owe an ack at once. */
+	for (uint64_t t0 = s.l.now; count(a.acked, WINDOW) < WINDOW; s.l.now += 10) {
+		cr_assert_lt(s.l.now, t0 + 20000, "%u of %u acked", count(a.acked, WINDOW), WINDOW);
+		deliver_in_order(&s, 1, 4);
+		deliver_in_order(&s, 0, UINT32_MAX);
+		mock_flush(&s.l);
+	}
+	sb = gm_rel_stats(b.rel);
+	cr_assert_eq(b.delivered, WINDOW);
+	cr_assert_eq(sa->retransmits, sa->timeouts, "%lu retransmits, %lu timeouts",
+	             (unsigned long)sa->retransmits, (unsigned long)sa->timeouts);
+	cr_assert_eq(sb->dup_dropped, sa->timeouts, "%lu duplicates at the receiver",
+	             (unsigned long)sb->dup_dropped);
+	sim_free(&s);
+}
+
 Test(rel, dead_link_fails_peer_and_every_outstanding_frame)
 {
 	struct sim s = {.l = {.rng = 42}};
