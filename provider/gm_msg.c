@@ -288,17 +288,11 @@ void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 /* Closing: tx's NACK now, or not at all (nothing is pushed after this). */
 static void nack_now(struct gm_conn *conn, struct gm_tx *tx, int reason)
 {
-	struct gm_nack_hdr n = {
-	    .msg_id = tx->msg_id, .recv_id = tx->recv_id, .reason = (uint32_t)reason};
-
 	if (tx->ctrl_len) {
 		if (tx->first_type != GM_FT_NACK || tx->first_sent)
 			return; /* a CTS of ours, or a NACK already sent */
-	} else {
-		gm_nack_hdr_encode(tx->inject_buf, &n);
-		tx->ctrl_len = sizeof(n);
-		conn->msg->st.nacks_sent++;
-	}
+	} else
+		gm_tx_nack_encode(tx, reason);
 	tx->first_sent = true; /* tried: once */
 	/* Any rail that takes it: the pull is over, its order no longer matters
 	 * (the receiver drops what comes after as duplicates). */
@@ -308,7 +302,8 @@ static void nack_now(struct gm_conn *conn, struct gm_tx *tx, int reason)
 
 		if (!peer || (i && !gm_rails_live(conn, r)))
 			continue;
-		if (gm_peer_send(peer, GM_FT_NACK, tx->inject_buf, sizeof(n), NULL, 0, tx) == 0) {
+		if (gm_peer_send(peer, GM_FT_NACK, tx->inject_buf, tx->ctrl_len, NULL, 0, tx) ==
+		    0) {
 			tx->unacked++;
 			return;
 		}

@@ -85,6 +85,8 @@ int gm_send_cts(struct gm_conn *conn, struct gm_cts_hdr *c);
  * receiver (gm_wire.h).  No allocation: a full pool is one such reason.
  */
 void gm_tx_nack(struct gm_tx *tx, int reason);
+/* tx's NACK type header into inject_buf (ctrl_len set, counted). */
+void gm_tx_nack_encode(struct gm_tx *tx, int reason);
 /* One frame of tx to peer: 0, -FI_EAGAIN, -FI_EIO; *sent: payload bytes it took. */
 int gm_tx_send_one(struct gm_tx *tx, struct gm_peer *peer, size_t max_body, size_t *sent);
 void gm_msg_on_acked(void *ctx, struct gm_peer *peer, void *cookie);

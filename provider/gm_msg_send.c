@@ -311,12 +311,20 @@ int gm_send_cts(struct gm_conn *conn, struct gm_cts_hdr *c)
 	return rc;
 }
 
+void gm_tx_nack_encode(struct gm_tx *tx, int reason)
+{
+	const struct gm_nack_hdr n = {
+	    .msg_id = tx->msg_id, .recv_id = tx->recv_id, .reason = (uint32_t)reason};
+
+	gm_nack_hdr_encode(tx->inject_buf, &n);
+	tx->ctrl_len = sizeof(n);
+	tx->msg->st.nacks_sent++;
+}
+
 void gm_tx_nack(struct gm_tx *tx, int reason)
 {
 	struct gm_conn *conn = tx->conn;
 	struct gm_msg *m = tx->msg;
-	const struct gm_nack_hdr n = {
-	    .msg_id = tx->msg_id, .recv_id = tx->recv_id, .reason = (uint32_t)reason};
 
 	gm_list_del(&tx->entry);
 	if (!tx->err)
@@ -331,9 +339,7 @@ void gm_tx_nack(struct gm_tx *tx, int reason)
 	}
 	MSG_WARN(m, "cannot serve message %u to fi_addr %ld (%s): NACK\n", tx->msg_id,
 	         (long)conn->fi_addr, fi_strerror(reason));
-	m->st.nacks_sent++;
-	gm_nack_hdr_encode(tx->inject_buf, &n);
-	tx->ctrl_len = sizeof(n);
+	gm_tx_nack_encode(tx, reason);
 	tx->first_type = GM_FT_NACK;
 	tx->first_sent = false;
 	tx->internal = true;
