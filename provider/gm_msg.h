@@ -326,9 +326,10 @@ void gm_msg_set_rails(struct gm_msg *m, struct gm_port *const *ports, unsigned n
 /*
  * The endpoint is about to close: tell every receiver pulling a message
  * from it that the rest will not come (NACK), while the ports still send
- * (before gm_port_drain).  Best effort: a NACK that finds the window of
- * every rail to its peer full is not sent, and that receiver learns of it
- * only when the peer times out.
+ * (before gm_port_drain).  Data frames leave the window's last slot to a
+ * NACK, so one NACK per peer always goes; a second one that finds every
+ * rail's window full is not sent, and that receiver learns of it only
+ * when the peer times out.
  */
 void gm_msg_shutdown(struct gm_msg *m);
 /* The endpoint is closing: drop queued work without completions. */

@@ -661,11 +661,20 @@ uint32_t gm_rel_peer_next_seq(const struct gm_peer *peer, uint32_t session)
 	return peer->rx_known && peer->remote_session == session ? peer->rcv_nxt : session;
 }
 
-static unsigned send_limit(const struct gm_peer *pr)
+/*
+ * Frames in flight to pr that a frame of this type may add to.  The last
+ * slot is kept for a NACK: a sender that closes in the middle of a pull
+ * has filled the window with RDATA, and its receiver must still learn that
+ * the rest will not come (gm_msg_shutdown) instead of waiting for the peer
+ * timeout.
+ */
+static unsigned send_limit(const struct gm_peer *pr, uint8_t type)
 {
 	unsigned w = pr->port->rel->cfg.window;
 
-	return pr->peer_wnd < w ? pr->peer_wnd : w;
+	if (pr->peer_wnd < w)
+		w = pr->peer_wnd;
+	return type == GM_FT_NACK || w < 2 ? w : w - 1;
 }
 
 bool gm_peer_failed(const struct gm_peer *peer)
@@ -676,7 +685,8 @@ bool gm_peer_failed(const struct gm_peer *peer)
 bool gm_peer_can_send(const struct gm_peer *peer)
 {
 	return !peer->failed && !peer->dormant &&
-	       peer->snd_nxt - peer->snd_una < send_limit(peer) && pool_avail(peer->port->rel) > 0;
+	       peer->snd_nxt - peer->snd_una < send_limit(peer, GM_FT_RDATA) &&
+	       pool_avail(peer->port->rel) > 0;
 }
 
 /* The receive window we advertise: frames past rcv_nxt we will accept. */
@@ -707,7 +717,7 @@ static struct gm_buf *tx_frame(struct gm_peer *peer, uint8_t type, size_t body, 
 	if (HDR_LEN + body > rel->cfg.max_frame || type == GM_FT_ACK || !type || type >= GM_FT_MAX)
 		return NULL;
 	*err = -FI_EAGAIN;
-	if (peer->dormant || peer->snd_nxt - peer->snd_una >= send_limit(peer))
+	if (peer->dormant || peer->snd_nxt - peer->snd_una >= send_limit(peer, type))
 		return NULL;
 	b = buf_get(rel);
 	if (!b)

@@ -952,6 +952,70 @@ Test(msg, closing_sender_nacks_a_pull_in_progress)
 }
 
 /*
+ * The same with the window full of RDATA, as a pull in full flow leaves
+ * it: the NACK takes the slot data frames leave free, and goes at once.
+ */
+Test(msg, closing_sender_nacks_a_pull_with_a_full_window)
+{
+	struct tsim *s = calloc(1, sizeof(*s));
+	const size_t len = 200 * 1024;
+	uint8_t *mem = malloc(len);
+	struct iovec iov = {mem, len};
+	struct raw r;
+	struct tnode a, b;
+	uint64_t steps = 0;
+
+	raw_open(s, &r, &a, &b);
+	memset(mem, 0x44, len);
+	a.sbuf[0].busy = true;
+	cr_assert_eq(gm_msg_send(&a.msg, &iov, 1, 0, 0, 0, &a.sbuf[0], FI_SEND | FI_MSG), 0);
+	while (r.rts.msg_len != len) {
+		sim_step(s);
+		cr_assert_lt(++steps, 100000, "no RTS");
+	}
+	const struct gm_cts_hdr c = {.msg_id = r.rts.msg_id, .recv_id = 78, .len = len};
+	uint8_t cb[sizeof(c)];
+	gm_cts_hdr_encode(cb, &c);
+	raw_send(&r, GM_FT_CTS, cb, sizeof(cb), 0);
+	/* Node 0 serves the pull, and nothing of it is acked yet. */
+	while (gm_peer_can_send(a.msg.conns[0]->peer)) {
+		gm_msg_progress(&a.msg);
+		gm_rel_flush(a.rel, s->l.now);
+		cr_assert_lt(++steps, 100000, "the window never filled");
+	}
+	cr_assert_eq(gm_rel_peer_in_flight(a.msg.conns[0]->peer), WINDOW - 1);
+	gm_msg_shutdown(&a.msg);
+	gm_rel_port_drain(a.msg.port, s->l.now);
+	cr_assert_eq(a.msg.st.nacks_sent, 1);
+	cr_assert_eq(gm_rel_peer_in_flight(a.msg.conns[0]->peer), WINDOW, "the NACK is in flight");
+	gm_msg_close(&a.msg);
+	gm_rel_port_close(a.msg.port);
+	while (!r.nacks) {
+		mock_advance(&s->l);
+		mock_deliver(&s->l);
+		gm_rel_flush(b.rel, s->l.now);
+		cr_assert_lt(++steps, 200000, "no NACK came");
+	}
+	cr_assert_eq(r.nack.msg_id, r.rts.msg_id);
+	cr_assert_eq(r.nack.recv_id, 78);
+	cr_assert_eq(r.nack.reason, FI_ESHUTDOWN);
+	cr_assert_eq(r.rdata, WINDOW - 1, "the window's data came before the NACK");
+	cr_assert_eq(r.rdata_after_nack, 0);
+
+	gm_rel_port_close(r.port);
+	gm_rel_destroy(a.rel);
+	for (int i = 0; i < NPOST; i++)
+		free(a.rbuf[i].mem);
+	for (int i = 0; i < NSEND; i++)
+		free(a.sbuf[i].mem);
+	free(a.seen);
+	node_fini(&b);
+	mock_free(&s->l);
+	free(mem);
+	free(s);
+}
+
+/*
  * The receiver's pool is full when a rendezvous message matches: its CTS
  * waits for room instead of failing the receive (its sender would wait to
  * be pulled for as long as it answers), and goes once the pool has some.
