@@ -329,13 +329,10 @@ void gm_msg_shutdown(struct gm_msg *m)
 			    tx->first_type == GM_FT_NACK)
 				nack_now(conn, tx, FI_ESHUTDOWN);
 		}
-		/* Pulled in chunks: asked for more, or chunks not yet all sent. */
-		for (p2 = conn->cts_wait.next; p2 != &conn->cts_wait; p2 = p2->next) {
-			struct gm_tx *tx = gm_list_entry(p2, struct gm_tx, entry);
-
-			if (tx->striped)
-				nack_now(conn, tx, FI_ESHUTDOWN);
-		}
+		/* Announced and not pulled yet (the NACK names no receive), or
+		 * pulled in chunks: asked for more, or chunks not yet all sent. */
+		for (p2 = conn->cts_wait.next; p2 != &conn->cts_wait; p2 = p2->next)
+			nack_now(conn, gm_list_entry(p2, struct gm_tx, entry), FI_ESHUTDOWN);
 		for (unsigned q = 0; q < GM_RAILS_MAX; q++)
 			for (p2 = conn->stripe_q[q].next; p2 != &conn->stripe_q[q]; p2 = p2->next)
 				nack_now(conn, gm_list_entry(p2, struct gm_tx, entry)->parent,

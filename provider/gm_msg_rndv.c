@@ -141,10 +141,35 @@ void gm_rndv_on_rdata(struct gm_msg *m, struct gm_conn *conn, const void *body, 
 }
 
 /*
+ * A NACK naming no receive: its sender closed before a CTS reached it.
+ * An RTS of it still unexpected here stays, marked, so that the receive
+ * it matches fails at once (gm_ux_deliver) instead of pulling from a port
+ * that is gone, and no later message takes that receive's place.
+ */
+static bool nack_unexpected(struct gm_msg *m, struct gm_conn *conn, const struct gm_nack_hdr *n)
+{
+	struct gm_list *pos, *tmp;
+
+	for (int q = 0; q < 2; q++)
+		gm_list_for_each_safe(&m->unexpected[q], pos, tmp)
+		{
+			struct gm_ux *ux = gm_list_entry(pos, struct gm_ux, entry);
+
+			if (ux->conn != conn || !ux->rts || ux->msg_id != n->msg_id || ux->err)
+				continue;
+			ux->err = FI_EREMOTEIO;
+			m->st.pulls_nacked++;
+			return true;
+		}
+	return false;
+}
+
+/*
  * The sender will not serve our pull.  Only a pull of this peer naming
- * both ids is failed; anything else (a NACK of a receive that completed,
- * one that came twice over two rails, a forged one) is dropped and
- * touches nothing.
+ * its message and receive (or no receive: the sender closed before our CTS
+ * came) is failed; anything else (a NACK of a receive that completed, one
+ * that came twice over two rails, a forged one) is dropped and touches
+ * nothing.
  */
 void gm_rndv_on_nack(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len)
 {
@@ -156,7 +181,8 @@ void gm_rndv_on_nack(struct gm_msg *m, struct gm_conn *conn, const void *body, s
 	{
 		struct gm_rx *rx = gm_list_entry(pos, struct gm_rx, rndv_entry);
 
-		if (rx->id != n.recv_id || rx->conn != conn || rx->send_id != n.msg_id)
+		if ((n.recv_id && rx->id != n.recv_id) || rx->conn != conn ||
+		    rx->send_id != n.msg_id)
 			continue;
 		MSG_WARN(m, "fi_addr %ld will not send message %u (%s): receive failed\n",
 		         (long)conn->fi_addr, n.msg_id, fi_strerror((int)n.reason));
@@ -167,6 +193,8 @@ void gm_rndv_on_nack(struct gm_msg *m, struct gm_conn *conn, const void *body, s
 		gm_rx_complete(rx, FI_EREMOTEIO);
 		return;
 	}
+	if (!n.recv_id && nack_unexpected(m, conn, &n))
+		return;
 	m->st.drop_nack_unknown++;
 	MSG_WARN(m, "dropping NACK of message %u for unknown receive %u\n", n.msg_id, n.recv_id);
 }

@@ -181,8 +181,10 @@ void gm_ux_deliver(struct gm_ux *ux, struct gm_rx *rx)
 	gm_rx_bind_msg(rx, ux->conn, &h);
 	rx->rsrc = ux->src != FI_ADDR_NOTAVAIL ? ux->src : gm_conn_src(ux->conn);
 	gm_list_del(&ux->entry);
-	if (ux->rts) {
+	if (ux->rts && !ux->err) {
 		gm_rx_pull(rx, ux->msg_id);
+	} else if (ux->rts) {
+		gm_rx_complete(rx, ux->err); /* its sender closed before the pull (NACK) */
 	} else if (ux->have == ux->msg_len) {
 		if (!ux->err)
 			gm_iov_copy_to(rx->iov, rx->iov_count, 0, ux->buf, rx->recv_len);
@@ -205,7 +207,7 @@ void gm_ux_deliver(struct gm_ux *ux, struct gm_rx *rx)
 void gm_ux_discard(struct gm_ux *ux)
 {
 	gm_list_del(&ux->entry);
-	if (ux->rts) {
+	if (ux->rts && !ux->err) {
 		struct gm_cts_hdr c = {.msg_id = ux->msg_id, .recv_id = 0, .len = 0};
 		gm_send_cts(ux->conn, &c);
 	}

@@ -1016,6 +1016,107 @@ Test(msg, closing_sender_nacks_a_pull_with_a_full_window)
 }
 
 /*
+ * A sender closing with a message announced (RTS) and not pulled yet
+ * tells the receiver too: a NACK naming no receive.
+ */
+Test(msg, closing_sender_nacks_an_rts_not_yet_pulled)
+{
+	struct tsim *s = calloc(1, sizeof(*s));
+	const size_t len = 100 * 1024;
+	uint8_t *mem = malloc(len);
+	struct iovec iov = {mem, len};
+	struct raw r;
+	struct tnode a, b;
+	uint64_t steps = 0;
+
+	raw_open(s, &r, &a, &b);
+	memset(mem, 0x55, len);
+	a.sbuf[0].busy = true;
+	cr_assert_eq(gm_msg_send(&a.msg, &iov, 1, 0, 0, 0, &a.sbuf[0], FI_SEND | FI_MSG), 0);
+	while (r.rts.msg_len != len) {
+		sim_step(s);
+		cr_assert_lt(++steps, 100000, "no RTS");
+	}
+	gm_msg_shutdown(&a.msg);
+	gm_rel_port_drain(a.msg.port, s->l.now);
+	cr_assert_eq(a.msg.st.nacks_sent, 1);
+	gm_msg_close(&a.msg);
+	gm_rel_port_close(a.msg.port);
+	while (!r.nacks) {
+		mock_advance(&s->l);
+		mock_deliver(&s->l);
+		gm_rel_flush(b.rel, s->l.now);
+		cr_assert_lt(++steps, 200000, "no NACK came");
+	}
+	cr_assert_eq(r.nack.msg_id, r.rts.msg_id);
+	cr_assert_eq(r.nack.recv_id, 0);
+	cr_assert_eq(r.nack.reason, FI_ESHUTDOWN);
+	cr_assert_eq(r.rdata, 0);
+
+	gm_rel_port_close(r.port);
+	gm_rel_destroy(a.rel);
+	for (int i = 0; i < NPOST; i++)
+		free(a.rbuf[i].mem);
+	for (int i = 0; i < NSEND; i++)
+		free(a.sbuf[i].mem);
+	free(a.seen);
+	node_fini(&b);
+	mock_free(&s->l);
+	free(mem);
+	free(s);
+}
+
+/*
+ * The receiving side of that NACK: the RTS waits unexpected, marked, and
+ * the receive that matches it later fails at once with FI_EREMOTEIO,
+ * pulling nothing (no CTS).  A NACK naming no receive and no RTS of this
+ * peer is dropped and counted.
+ */
+Test(msg, nack_of_an_unexpected_rts_fails_its_receive)
+{
+	struct tsim *s = calloc(1, sizeof(*s));
+	struct raw r;
+	struct tnode a, b;
+	const struct gm_msg_hdr h = {
+	    .msg_id = 0, .mflags = GM_M_TAGGED, .tag = 7, .msg_len = 30000};
+	uint8_t hb[sizeof(h)];
+	struct tbuf tb;
+	uint64_t steps = 0;
+
+	raw_open(s, &r, &a, &b);
+	gm_msg_hdr_encode(hb, &h);
+	raw_send(&r, GM_FT_RTS, hb, sizeof(hb), 0); /* node 0 posted untagged receives only */
+	cr_assert_not(gm_list_empty(&a.msg.unexpected[1]));
+	raw_nack(&r, 1, 0); /* another message */
+	cr_assert_eq(a.msg.st.drop_nack_unknown, 1);
+	raw_nack(&r, 0, 0);
+	cr_assert_eq(a.msg.st.pulls_nacked, 1);
+	raw_nack(&r, 0, 0); /* again */
+	cr_assert_eq(a.msg.st.drop_nack_unknown, 2);
+
+	tb = (struct tbuf){.nd = &a, .mem = malloc(BUFSZ), .busy = true};
+	const struct iovec iov = {tb.mem, BUFSZ};
+	cr_assert_eq(gm_msg_recv(&a.msg, &iov, 1, FI_ADDR_UNSPEC, 7, 0, &tb, FI_RECV | FI_TAGGED),
+	             0);
+	while (!a.rx_errors) {
+		sim_step(s);
+		cr_assert_lt(++steps, 100000, "the receive never completed");
+	}
+	cr_assert_eq(a.last_rx_err, FI_EREMOTEIO);
+	cr_assert_eq(r.cts.len, 0, "a CTS pulled from the closed sender");
+	cr_assert(gm_list_empty(&a.msg.unexpected[1]));
+	cr_assert(gm_list_empty(&a.msg.rndv_rx));
+	cr_assert_eq(a.received, 0);
+
+	gm_rel_port_close(r.port);
+	node_fini(&a);
+	node_fini(&b);
+	free(tb.mem);
+	mock_free(&s->l);
+	free(s);
+}
+
+/*
  * The receiver's pool is full when a rendezvous message matches: its CTS
  * waits for room instead of failing the receive (its sender would wait to
  * be pulled for as long as it answers), and goes once the pool has some.
