@@ -266,6 +266,7 @@ static int run_bw(struct cli *c, enum fl_send how)
 		t.bytes += c->got.verified * o->size;
 		t.lost += c->got.lost;
 		t.invalid += c->got.invalid;
+		t.late += c->got.late;
 		if (!c->got.frames && !c->got.invalid) {
 			fprintf(stderr,
 			        "gamma-floor: the server verified no frames in the interval\n");
@@ -283,15 +284,15 @@ static int run_bw(struct cli *c, enum fl_send how)
 	       "%.2f us per frame, median\n",
 	       pp_median(cpu, o->reps));
 	if (t.invalid) {
-		printf("# DATA CORRUPTION: %llu frames of wrong length, pattern or order\n",
+		printf("# DATA CORRUPTION: %llu frames of wrong length or pattern\n",
 		       (unsigned long long)t.invalid);
 		return 3;
 	}
 	printf("bandwidth,%u,%.3f,MB/s\n", o->size, pp_median(v, o->reps));
-	printf("# verified: every byte of %llu frames (%llu bytes) at the receiver, sequence "
-	       "numbers in order (%llu lost to a full ring, not resent)\n",
+	printf("# verified: every byte of %llu frames (%llu bytes) at the receiver (%llu lost to a "
+	       "full ring, not resent; %llu swapped with a later frame on the way)\n",
 	       (unsigned long long)t.verified, (unsigned long long)t.bytes,
-	       (unsigned long long)t.lost);
+	       (unsigned long long)t.lost, (unsigned long long)t.late);
 	return 0;
 }
 

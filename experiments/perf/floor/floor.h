@@ -43,8 +43,9 @@ struct fl_count {
 	uint64_t bytes;    /* their payload bytes */
 	uint64_t ns;       /* from the first frame's arrival to the last one's */
 	uint64_t verified; /* frames checked byte for byte, the first included */
-	uint64_t lost;     /* gaps in the sequence numbers */
-	uint64_t invalid;  /* wrong length, pattern or order */
+	uint64_t lost;     /* gaps in the sequence numbers not filled later */
+	uint64_t invalid;  /* wrong length or pattern */
+	uint64_t late;     /* arrived after a later frame (filled a gap) */
 };
 
 enum fl_test { FL_TEST_LAT = 1, FL_TEST_BW = 2, FL_TEST_MMSG = 4, FL_TEST_RING = 8 };
