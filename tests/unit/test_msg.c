@@ -879,6 +879,54 @@ Test(msg, nack_fails_the_pull_once)
 	free(s);
 }
 
+/* Node 0 sends a message of iov->iov_len bytes to the raw station; returns once its RTS came. */
+static void raw_announced(struct tsim *s, struct raw *r, struct tnode *a, struct iovec *iov,
+                          uint64_t *steps)
+{
+	a->sbuf[0].busy = true;
+	cr_assert_eq(gm_msg_send(&a->msg, iov, 1, 0, 0, 0, &a->sbuf[0], FI_SEND | FI_MSG), 0);
+	while (r->rts.msg_len != iov->iov_len) {
+		sim_step(s);
+		cr_assert_lt(++*steps, 100000, "no RTS");
+	}
+}
+
+/* The raw station pulls the message node 0 announced, as receive recv_id. */
+static void raw_pull(struct raw *r, uint32_t recv_id, size_t len)
+{
+	const struct gm_cts_hdr c = {.msg_id = r->rts.msg_id, .recv_id = recv_id, .len = len};
+	uint8_t cb[sizeof(c)];
+
+	gm_cts_hdr_encode(cb, &c);
+	raw_send(r, GM_FT_CTS, cb, sizeof(cb), 0);
+}
+
+/* After node 0 closed: the raw station reads on until a NACK comes. */
+static void raw_await_nack(struct tsim *s, struct raw *r, struct tnode *b, uint64_t *steps)
+{
+	while (!r->nacks) {
+		mock_advance(&s->l);
+		mock_deliver(&s->l);
+		gm_rel_flush(b->rel, s->l.now);
+		cr_assert_lt(++*steps, 200000, "no NACK came");
+	}
+}
+
+/* Frees what is left once node 0's endpoint closed (its protocol and port are gone). */
+static void closed_fini(struct tsim *s, struct raw *r, struct tnode *a, struct tnode *b)
+{
+	gm_rel_port_close(r->port);
+	gm_rel_destroy(a->rel);
+	for (int i = 0; i < NPOST; i++)
+		free(a->rbuf[i].mem);
+	for (int i = 0; i < NSEND; i++)
+		free(a->sbuf[i].mem);
+	free(a->seen);
+	node_fini(b);
+	mock_free(&s->l);
+	free(s);
+}
+
 /*
  * A sender closing in the middle of a one-piece pull tells the receiver
  * (NACK, FI_ESHUTDOWN) after the data it had sent, when its window has
@@ -896,16 +944,8 @@ Test(msg, closing_sender_nacks_a_pull_in_progress)
 
 	raw_open(s, &r, &a, &b);
 	memset(mem, 0x33, len);
-	a.sbuf[0].busy = true;
-	cr_assert_eq(gm_msg_send(&a.msg, &iov, 1, 0, 0, 0, &a.sbuf[0], FI_SEND | FI_MSG), 0);
-	while (r.rts.msg_len != len) {
-		sim_step(s);
-		cr_assert_lt(++steps, 100000, "no RTS");
-	}
-	const struct gm_cts_hdr c = {.msg_id = r.rts.msg_id, .recv_id = 77, .len = len};
-	uint8_t cb[sizeof(c)];
-	gm_cts_hdr_encode(cb, &c);
-	raw_send(&r, GM_FT_CTS, cb, sizeof(cb), 0);
+	raw_announced(s, &r, &a, &iov, &steps);
+	raw_pull(&r, 77, len);
 	/* Mid-pull, at a moment acks have opened node 0's window. */
 	for (;;) {
 		mock_deliver(&s->l);
@@ -926,29 +966,15 @@ Test(msg, closing_sender_nacks_a_pull_in_progress)
 	cr_assert_eq(a.msg.tx_pool.used, 0);
 	gm_rel_port_close(a.msg.port);
 	unsigned before = r.rdata;
-	while (!r.nacks) {
-		mock_advance(&s->l);
-		mock_deliver(&s->l);
-		gm_rel_flush(b.rel, s->l.now);
-		cr_assert_lt(++steps, 200000, "no NACK came");
-	}
+	raw_await_nack(s, &r, &b, &steps);
 	cr_assert_eq(r.nack.msg_id, r.rts.msg_id);
 	cr_assert_eq(r.nack.recv_id, 77);
 	cr_assert_eq(r.nack.reason, FI_ESHUTDOWN);
 	cr_assert_geq(r.rdata, before, "the data in flight came before the NACK");
 	cr_assert_eq(r.rdata_after_nack, 0);
 
-	gm_rel_port_close(r.port);
-	gm_rel_destroy(a.rel);
-	for (int i = 0; i < NPOST; i++)
-		free(a.rbuf[i].mem);
-	for (int i = 0; i < NSEND; i++)
-		free(a.sbuf[i].mem);
-	free(a.seen);
-	node_fini(&b);
-	mock_free(&s->l);
+	closed_fini(s, &r, &a, &b);
 	free(mem);
-	free(s);
 }
 
 /*
@@ -967,16 +993,8 @@ Test(msg, closing_sender_nacks_a_pull_with_a_full_window)
 
 	raw_open(s, &r, &a, &b);
 	memset(mem, 0x44, len);
-	a.sbuf[0].busy = true;
-	cr_assert_eq(gm_msg_send(&a.msg, &iov, 1, 0, 0, 0, &a.sbuf[0], FI_SEND | FI_MSG), 0);
-	while (r.rts.msg_len != len) {
-		sim_step(s);
-		cr_assert_lt(++steps, 100000, "no RTS");
-	}
-	const struct gm_cts_hdr c = {.msg_id = r.rts.msg_id, .recv_id = 78, .len = len};
-	uint8_t cb[sizeof(c)];
-	gm_cts_hdr_encode(cb, &c);
-	raw_send(&r, GM_FT_CTS, cb, sizeof(cb), 0);
+	raw_announced(s, &r, &a, &iov, &steps);
+	raw_pull(&r, 78, len);
 	/* Node 0 serves the pull, and nothing of it is acked yet. */
 	while (gm_peer_can_send(a.msg.conns[0]->peer)) {
 		gm_msg_progress(&a.msg);
@@ -990,29 +1008,15 @@ Test(msg, closing_sender_nacks_a_pull_with_a_full_window)
 	cr_assert_eq(gm_rel_peer_in_flight(a.msg.conns[0]->peer), WINDOW, "the NACK is in flight");
 	gm_msg_close(&a.msg);
 	gm_rel_port_close(a.msg.port);
-	while (!r.nacks) {
-		mock_advance(&s->l);
-		mock_deliver(&s->l);
-		gm_rel_flush(b.rel, s->l.now);
-		cr_assert_lt(++steps, 200000, "no NACK came");
-	}
+	raw_await_nack(s, &r, &b, &steps);
 	cr_assert_eq(r.nack.msg_id, r.rts.msg_id);
 	cr_assert_eq(r.nack.recv_id, 78);
 	cr_assert_eq(r.nack.reason, FI_ESHUTDOWN);
 	cr_assert_eq(r.rdata, WINDOW - 1, "the window's data came before the NACK");
 	cr_assert_eq(r.rdata_after_nack, 0);
 
-	gm_rel_port_close(r.port);
-	gm_rel_destroy(a.rel);
-	for (int i = 0; i < NPOST; i++)
-		free(a.rbuf[i].mem);
-	for (int i = 0; i < NSEND; i++)
-		free(a.sbuf[i].mem);
-	free(a.seen);
-	node_fini(&b);
-	mock_free(&s->l);
+	closed_fini(s, &r, &a, &b);
 	free(mem);
-	free(s);
 }
 
 /*
@@ -1031,39 +1035,20 @@ Test(msg, closing_sender_nacks_an_rts_not_yet_pulled)
 
 	raw_open(s, &r, &a, &b);
 	memset(mem, 0x55, len);
-	a.sbuf[0].busy = true;
-	cr_assert_eq(gm_msg_send(&a.msg, &iov, 1, 0, 0, 0, &a.sbuf[0], FI_SEND | FI_MSG), 0);
-	while (r.rts.msg_len != len) {
-		sim_step(s);
-		cr_assert_lt(++steps, 100000, "no RTS");
-	}
+	raw_announced(s, &r, &a, &iov, &steps);
 	gm_msg_shutdown(&a.msg);
 	gm_rel_port_drain(a.msg.port, s->l.now);
 	cr_assert_eq(a.msg.st.nacks_sent, 1);
 	gm_msg_close(&a.msg);
 	gm_rel_port_close(a.msg.port);
-	while (!r.nacks) {
-		mock_advance(&s->l);
-		mock_deliver(&s->l);
-		gm_rel_flush(b.rel, s->l.now);
-		cr_assert_lt(++steps, 200000, "no NACK came");
-	}
+	raw_await_nack(s, &r, &b, &steps);
 	cr_assert_eq(r.nack.msg_id, r.rts.msg_id);
 	cr_assert_eq(r.nack.recv_id, 0);
 	cr_assert_eq(r.nack.reason, FI_ESHUTDOWN);
 	cr_assert_eq(r.rdata, 0);
 
-	gm_rel_port_close(r.port);
-	gm_rel_destroy(a.rel);
-	for (int i = 0; i < NPOST; i++)
-		free(a.rbuf[i].mem);
-	for (int i = 0; i < NSEND; i++)
-		free(a.sbuf[i].mem);
-	free(a.seen);
-	node_fini(&b);
-	mock_free(&s->l);
+	closed_fini(s, &r, &a, &b);
 	free(mem);
-	free(s);
 }
 
 /*
