@@ -32,6 +32,12 @@ BEGIN_C_DECLS
 #define GAMMA_RX_POSTED 64
 /* Payload capacity of the small send frags (headers, small messages). */
 #define GAMMA_SMALL_FRAG 4096
+/* Default eager limit, max send size and rendezvous eager limit: 64 KiB of
+ * user data and room for ob1's header (16 B for a match, 32 for a
+ * rendezvous), so that a 64 KiB message goes in one fragment; at exactly
+ * 64 KiB it went rendezvous, one more round trip (MTU 9000: two more frames
+ * per message). */
+#define GAMMA_EAGER_DEFAULT (65536 + 64)
 
 /* Precedes every message on the wire: the BTL tag travels in-band so any
  * FI_MSG provider works; 8 bytes keep the PML header 8-byte aligned. */

@@ -118,9 +118,9 @@ int gamma_params_register(void)
 	t->btl_exclusivity = MCA_BTL_EXCLUSIVITY_DEFAULT;
 	/* Eager up to one receive buffer: ob1's rendezvous over a send-only
 	 * BTL costs a round trip, which on gamma is worth ~4 frames of 9000 B. */
-	t->btl_eager_limit = 65536;
-	t->btl_rndv_eager_limit = 65536;
-	t->btl_max_send_size = 65536;
+	t->btl_eager_limit = GAMMA_EAGER_DEFAULT;
+	t->btl_rndv_eager_limit = GAMMA_EAGER_DEFAULT;
+	t->btl_max_send_size = GAMMA_EAGER_DEFAULT;
 	t->btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SEND_INPLACE;
 	/* The base registers latency and bandwidth only for BTLs with put. */
 	t->btl_latency = 10;

@@ -128,8 +128,10 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		suite_usage_error(argv[0], "usage: p2p [--quick] [--huge-mib N]");
 
-	size_t sizes[] = {0,        1,           2,    7,     8,     33,      64,
-	                  1024,     1500,        4096, 65536, 65537, 1 << 20, (1 << 20) + 3,
+	/* 65584 and 65585: either side of btl gamma's default eager limit
+	 * (64 KiB + 64 B, ob1's 16-byte match header included). */
+	size_t sizes[] = {0,        1,           2,     7,     8,     33,    64,      1024,
+	                  1500,     4096,        65536, 65537, 65584, 65585, 1 << 20, (1 << 20) + 3,
 	                  16 << 20, S.huge_bytes};
 	int nsizes = sizeof(sizes) / sizeof(sizes[0]) - (S.huge_bytes ? 0 : 1);
 	size_t max = 16 << 20;
