@@ -71,14 +71,20 @@ job() {
 		-x FI_GAMMA_STATS \
 		"$SOAK" "$WORK/ready$1" "$WORK/stop$1" >"$WORK/job$1.out" 2>&1
 }
+# Job 2 starts once job 1 exchanges: the nodes share this machine's /tmp,
+# and two orteds starting at once on one node race to create Open MPI's
+# session directory /tmp/ompi.NODE.0 (ORTE checks, then mkdir; the loser
+# dies with "File exists").  Once job 1 runs, the directory stands.
 job 1 &
 p1=$!
+BGPIDS="$BGPIDS $p1"
+wait_for -t 120 "$p1" test -e "$WORK/ready1" ||
+	fail "job 1 did not start exchanging: $WAIT_ERROR: $(tail -n 30 "$WORK/job1.out")"
 job 2 &
 p2=$!
-BGPIDS="$BGPIDS $p1 $p2"
+BGPIDS="$BGPIDS $p2"
 # Both jobs exchange at once before either is told to stop.
-both_ready() { [ -e "$WORK/ready1" ] && [ -e "$WORK/ready2" ]; }
-wait_for -t 120 "$p1 $p2" both_ready ||
+wait_for -t 120 "$p1 $p2" test -e "$WORK/ready2" ||
 	fail "the two jobs did not run at once: $WAIT_ERROR: $(tail -n 30 "$WORK/job1.out" "$WORK/job2.out")"
 touch "$WORK/stop1" "$WORK/stop2"
 wait $p1
