@@ -12,6 +12,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include "fi_gamma.h"
+
 #include "opal/util/output.h"
 #include "opal/util/proc.h"
 
@@ -114,6 +116,25 @@ static void open_failed(mca_btl_gamma_module_t *m, const char *what, int rc)
 		gamma_show_help("open failed", what, m->ifname, fi_strerror(-rc), gamma_hostname());
 }
 
+/*
+ * A message of len bytes grown to fill the frames it takes to the last byte
+ * (FI_OPT_GAMMA_MSG_FRAMES).  ob1's pipeline sends a large message in
+ * fragments of max_send_size: at MTU 9000 a 64 KiB fragment took 8 frames,
+ * the last a third full, and at MTU 65000 two, the second nearly empty.
+ * (Several rails: fragments go by the provider's rendezvous, striped.)
+ */
+static size_t whole_frames(mca_btl_gamma_module_t *m, size_t len)
+{
+	struct fi_gamma_msg_frames f;
+	size_t flen = sizeof(f), k;
+
+	if (fi_getopt(&m->ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_MSG_FRAMES, &f, &flen) ||
+	    !f.first || !f.next || len <= f.first)
+		return len;
+	k = (len - f.first + f.next - 1) / f.next;
+	return f.first + k * f.next;
+}
+
 int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
 {
 	struct fi_av_attr av_attr = {0};
@@ -179,6 +200,9 @@ int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
 
 	m->inject_size = info->tx_attr ? info->tx_attr->inject_size : 0;
 	max_msg = info->ep_attr->max_msg_size;
+	if (!strchr(m->ifname, '+'))
+		m->super.btl_max_send_size =
+		    whole_frames(m, hdr + m->super.btl_max_send_size) - hdr;
 	if (max_msg > hdr && m->super.btl_max_send_size > max_msg - hdr)
 		m->super.btl_max_send_size = max_msg - hdr;
 	if (m->super.btl_eager_limit > m->super.btl_max_send_size)

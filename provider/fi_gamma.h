@@ -13,6 +13,14 @@
  * FI_OPT_GAMMA_KEY_ID (fi_getopt only, a uint32_t): the key the endpoint's
  * frames carry in the clear, the 4-byte key or the secret's id; it gives
  * away nothing about the secret.
+ *
+ * FI_OPT_GAMMA_MSG_FRAMES (fi_getopt only, a struct fi_gamma_msg_frames):
+ * the bytes of a message that its first frame carries and that each later
+ * frame carries (the smallest rail's MTU).  A message of first + k * next
+ * bytes fills 1 + k frames to the last byte; a caller that chooses its
+ * message sizes (a BTL's fragments) sends no partly empty frames.
+ * Messages above FI_GAMMA_RNDV_THRESHOLD go by rendezvous and do not
+ * follow this.
  */
 #ifndef FI_GAMMA_H
 #define FI_GAMMA_H
@@ -22,6 +30,12 @@
 enum {
 	FI_OPT_GAMMA_AUTH_KEY = -FI_PROV_SPECIFIC_GAMMA,
 	FI_OPT_GAMMA_KEY_ID,
+	FI_OPT_GAMMA_MSG_FRAMES,
+};
+
+struct fi_gamma_msg_frames {
+	size_t first; /* message bytes in its first frame */
+	size_t next;  /* ...and in each later one */
 };
 
 #endif /* FI_GAMMA_H */

@@ -201,6 +201,15 @@ static int gm_ep_getopt(fid_t fid, int level, int optname, void *optval, size_t 
 		*optlen = sizeof(uint32_t);
 		return 0;
 	}
+	if (optname == FI_OPT_GAMMA_MSG_FRAMES) {
+		struct fi_gamma_msg_frames *f = optval;
+
+		if (*optlen < sizeof(*f))
+			return -FI_ETOOSMALL;
+		gm_msg_frames(&ep->msg, &f->first, &f->next);
+		*optlen = sizeof(*f);
+		return 0;
+	}
 	return -FI_ENOPROTOOPT;
 }
 

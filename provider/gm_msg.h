@@ -339,6 +339,9 @@ ssize_t gm_msg_send(struct gm_msg *m, const struct iovec *iov, size_t count, fi_
 ssize_t gm_msg_recv(struct gm_msg *m, const struct iovec *iov, size_t count, fi_addr_t src,
                     uint64_t tag, uint64_t ignore, void *context, uint64_t flags);
 void gm_msg_progress(struct gm_msg *m);
+/* Message bytes in a message's first frame, and in each later one
+ * (FI_OPT_GAMMA_MSG_FRAMES). */
+void gm_msg_frames(const struct gm_msg *m, size_t *first, size_t *next);
 int gm_msg_cancel(struct gm_msg *m, void *context);
 /* The connection to fi_addr, made on first use; NULL: not in the AV, or no memory. */
 struct gm_conn *gm_msg_conn(struct gm_msg *m, fi_addr_t fi_addr);

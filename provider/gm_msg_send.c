@@ -146,6 +146,13 @@ static inline __attribute__((always_inline)) int tx_send_one(struct gm_tx *tx, s
 	return 0;
 }
 
+/* What tx_send_one puts in a first frame (EAGER or START) and in a FRAG. */
+void gm_msg_frames(const struct gm_msg *m, size_t *first, size_t *next)
+{
+	*first = m->cfg.max_body - sizeof(struct gm_msg_hdr);
+	*next = m->cfg.max_body - sizeof(struct gm_frag_hdr);
+}
+
 /* The same for the pull servers (gm_msg_stripe.c); gm_conn_push keeps it inlined. */
 int gm_tx_send_one(struct gm_tx *tx, struct gm_peer *peer, size_t max_body, size_t *sent)
 {

@@ -28,6 +28,12 @@ grep -q '^ok: 4 threads per rank x 4 rounds' <<<"$out" || fail "data not verifie
 grep -q '^done: 2 items, 0 failed$' <<<"$out" || fail "no clean summary: $out"
 [ "$(grep -c 'btl gamma: module on .* threading FI_THREAD_SAFE' <<<"$out")" -eq 2 ] ||
 	fail "expected both ranks to open gamma with FI_THREAD_SAFE: $out"
+# ob1's pipeline fragments fill whole frames (FI_OPT_GAMMA_MSG_FRAMES): at
+# MTU 1500 a frame body holds 1440 B, 1404 of a message in its first frame
+# (36 B message header), 1424 in each later one (16 B); 64 KiB + 64 B and
+# btl gamma's 8-byte header take 47 frames, which carry 66908 B.
+[ "$(grep -c 'btl gamma: module on .* max send 66900 B' <<<"$out")" -eq 2 ] ||
+	fail "expected a max send size of 47 whole frames (66900 B) on both ranks: $(grep 'module on' <<<"$out")"
 # 4 threads x 4 rounds x 1974044 B towards node 1 (31.6 MB, headers aside), through its bridge port.
 rx=$(($(cat "/sys/class/net/gc-$NAME-p1/statistics/tx_bytes") - rx0))
 [ "$rx" -ge 31500000 ] || fail "only $rx bytes reached node 1 through the bridge"
