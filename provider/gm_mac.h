@@ -32,6 +32,12 @@
  * 65000 B); SipHash is out.  What decides is the failure mode: a repeated
  * nonce here exposes the one-time key of that frame only, where a repeated
  * GCM IV gives away the hash key, and with it forgeries of every frame.
+ * Measured again later with the frame of an 8-byte message (104 B) and
+ * ChaCha20-Poly1305 over the frame as associated data: 104 B costs 0.17 us
+ * (CRC 0.01, GMAC 0.17, SipHash 0.09, ChaCha20-Poly1305 0.34), and at 1500,
+ * 9000 and 65000 B ChaCha20-Poly1305 costs 0.48, 1.12 and 7.8 us against
+ * this construction's 0.33, 1.11 and 6.4 us.  Its fixed cost, about 0.16 us
+ * a frame on each end, is most of what the MAC adds to an 8-byte message.
  *
  * The key id (gm_hdr.key) is 32 bits of a separate hash of the secret: it
  * tells frames of another job (counted bad_key) from forged or corrupt ones
