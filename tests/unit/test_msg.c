@@ -363,6 +363,17 @@ static void node_init(struct tsim *s, struct tnode *nd, int id, uint32_t nmsg, u
 		nd->sbuf[i] = (struct tbuf){.nd = nd, .mem = malloc(BUFSZ), .is_send = true};
 }
 
+/* The node's engine and buffers, once its protocol is closed. */
+static void node_free(struct tnode *nd)
+{
+	gm_rel_destroy(nd->rel);
+	for (int i = 0; i < NPOST; i++)
+		free(nd->rbuf[i].mem);
+	for (int i = 0; i < NSEND; i++)
+		free(nd->sbuf[i].mem);
+	free(nd->seen);
+}
+
 static void node_fini(struct tnode *nd)
 {
 	gm_msg_close(&nd->msg);
@@ -372,12 +383,7 @@ static void node_fini(struct tnode *nd)
 	             nd->msg.rx_pool.used);
 	g_tx_refused += nd->tx_refused;
 	g_rx_refused += nd->rx_refused;
-	gm_rel_destroy(nd->rel);
-	for (int i = 0; i < NPOST; i++)
-		free(nd->rbuf[i].mem);
-	for (int i = 0; i < NSEND; i++)
-		free(nd->sbuf[i].mem);
-	free(nd->seen);
+	node_free(nd);
 }
 
 /* Start sends while a send buffer is free, split like the BTL's (header, data). */
@@ -916,12 +922,7 @@ static void raw_await_nack(struct tsim *s, struct raw *r, struct tnode *b, uint6
 static void closed_fini(struct tsim *s, struct raw *r, struct tnode *a, struct tnode *b)
 {
 	gm_rel_port_close(r->port);
-	gm_rel_destroy(a->rel);
-	for (int i = 0; i < NPOST; i++)
-		free(a->rbuf[i].mem);
-	for (int i = 0; i < NSEND; i++)
-		free(a->sbuf[i].mem);
-	free(a->seen);
+	node_free(a);
 	node_fini(b);
 	mock_free(&s->l);
 	free(s);
