@@ -402,24 +402,24 @@ int gm_link_set_ports(struct gm_link *l, const uint16_t *ports, unsigned n)
 	return 0;
 }
 
-int gm_link_send(struct gm_link *l, enum gm_class cls, const struct iovec *frames, unsigned n)
+int gm_link_send(struct gm_link *l, enum gm_class cls, const struct gm_txf *frames, unsigned n)
 {
 	struct mmsghdr msg[64];
 	unsigned done = 0;
 
 	while (done < n) {
-		int fd = frame_fd(l, cls, frames[done].iov_base);
+		int fd = frame_fd(l, cls, frames[done].iov[0].iov_base);
 		unsigned m = 0;
 		int rc;
 
 		/* One batch: up to 64 frames that leave by the same socket. */
 		while (m < 64 && done + m < n &&
-		       frame_fd(l, cls, frames[done + m].iov_base) == fd) {
+		       frame_fd(l, cls, frames[done + m].iov[0].iov_base) == fd) {
 			msg[m].msg_hdr = (struct msghdr){
 			    .msg_name = &l->dst,
 			    .msg_namelen = sizeof(l->dst),
-			    .msg_iov = (struct iovec *)&frames[done + m],
-			    .msg_iovlen = 1,
+			    .msg_iov = frames[done + m].iov,
+			    .msg_iovlen = frames[done + m].iovcnt,
 			};
 			m++;
 		}

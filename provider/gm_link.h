@@ -44,11 +44,11 @@ int gm_link_tx_fd(const struct gm_link *l, enum gm_class cls);
 int gm_link_set_ports(struct gm_link *l, const uint16_t *ports, unsigned n);
 
 /*
- * Send n frames (Ethernet header included) with one syscall.  Returns how
- * many the kernel took; frames it dropped (qdisc full) count as taken, the
- * reliability layer retransmits them.
+ * Send n frames (Ethernet header included, each in one or more pieces) with
+ * one syscall.  Returns how many the kernel took; frames it dropped (qdisc
+ * full) count as taken, the reliability layer retransmits them.
  */
-int gm_link_send(struct gm_link *l, enum gm_class cls, const struct iovec *frames, unsigned n);
+int gm_link_send(struct gm_link *l, enum gm_class cls, const struct gm_txf *frames, unsigned n);
 
 typedef void (*gm_link_rx_fn)(void *ctx, const void *frame, size_t len);
 /* Hand up to max ready frames to fn, high class before low.  Returns count. */

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -93,8 +94,12 @@ uint32_t gm_mac_key_id(const struct gm_mac *mac)
 	return mac->key_id;
 }
 
-/* The tag of frame, or false if its nonce is out of range or libcrypto failed. */
-static bool compute(struct gm_mac *m, const uint8_t *f, size_t len, uint8_t tag[GM_TAG_LEN])
+/*
+ * The tag of frame (len bytes, then the body pieces more[nmore]), or false
+ * if its nonce is out of range or libcrypto failed.
+ */
+static bool compute(struct gm_mac *m, const uint8_t *f, size_t len, const struct iovec *more,
+                    unsigned nmore, uint8_t tag[GM_TAG_LEN])
 {
 	const uint8_t *gm = f + GM_ETH_HLEN;
 	uint8_t blk[32], otk[32];
@@ -118,19 +123,27 @@ static bool compute(struct gm_mac *m, const uint8_t *f, size_t len, uint8_t tag[
 	     EVP_MAC_init(m->poly, otk, sizeof(otk), NULL) &&
 	     EVP_MAC_update(m->poly, f, GM_ETH_HLEN + GM_HDR_TAG_OFF) &&
 	     EVP_MAC_update(m->poly, gm + sizeof(struct gm_hdr),
-	                    len - GM_ETH_HLEN - sizeof(struct gm_hdr)) &&
-	     EVP_MAC_final(m->poly, tag, &tl, GM_TAG_LEN) && tl == GM_TAG_LEN;
+	                    len - GM_ETH_HLEN - sizeof(struct gm_hdr));
+	for (unsigned i = 0; ok && i < nmore; i++)
+		ok = EVP_MAC_update(m->poly, more[i].iov_base, more[i].iov_len);
+	ok = ok && EVP_MAC_final(m->poly, tag, &tl, GM_TAG_LEN) && tl == GM_TAG_LEN;
 	OPENSSL_cleanse(otk, sizeof(otk));
 	return ok;
 }
 
-void gm_mac_seal(struct gm_mac *mac, void *frame, size_t len)
+void gm_mac_seal_iov(struct gm_mac *mac, void *frame, size_t len, const struct iovec *more,
+                     unsigned nmore)
 {
 	uint8_t *tag = (uint8_t *)frame + GM_ETH_HLEN + GM_HDR_TAG_OFF;
 
 	/* A frame that cannot be sealed goes out with a zero tag and is dropped there. */
-	if (!compute(mac, frame, len, tag))
+	if (!compute(mac, frame, len, more, nmore, tag))
 		memset(tag, 0, GM_TAG_LEN);
+}
+
+void gm_mac_seal(struct gm_mac *mac, void *frame, size_t len)
+{
+	gm_mac_seal_iov(mac, frame, len, NULL, 0);
 }
 
 int gm_mac_check(struct gm_mac *mac, const void *frame, size_t len)
@@ -138,7 +151,7 @@ int gm_mac_check(struct gm_mac *mac, const void *frame, size_t len)
 	const uint8_t *want = (const uint8_t *)frame + GM_ETH_HLEN + GM_HDR_TAG_OFF;
 	uint8_t tag[GM_TAG_LEN];
 
-	if (len < GM_ETH_HLEN + sizeof(struct gm_hdr) || !compute(mac, frame, len, tag))
+	if (len < GM_ETH_HLEN + sizeof(struct gm_hdr) || !compute(mac, frame, len, NULL, 0, tag))
 		return GM_WIRE_EMAC;
 	return CRYPTO_memcmp(tag, want, GM_TAG_LEN) ? GM_WIRE_EMAC : GM_WIRE_OK;
 }

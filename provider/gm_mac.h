@@ -66,6 +66,10 @@ uint32_t gm_mac_key_id(const struct gm_mac *mac);
  * gm_hdr.tag; check returns GM_WIRE_OK or GM_WIRE_EMAC.
  */
 void gm_mac_seal(struct gm_mac *mac, void *frame, size_t len);
+/* The same for a frame of len bytes in frame followed by the body pieces more[nmore]. */
+struct iovec;
+void gm_mac_seal_iov(struct gm_mac *mac, void *frame, size_t len, const struct iovec *more,
+                     unsigned nmore);
 int gm_mac_check(struct gm_mac *mac, const void *frame, size_t len);
 
 #endif /* GM_MAC_H */

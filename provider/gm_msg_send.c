@@ -39,10 +39,13 @@ static void tx_report(struct gm_tx *tx)
  */
 void gm_tx_maybe_complete(struct gm_tx *tx)
 {
+	bool wait_ack;
+
 	if (tx->state != GM_TX_SENT)
 		return;
-	if (!tx->reported &&
-	    (!tx->unacked || !(tx->flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE))))
+	/* Until acked while its frames send from the user's buffer (zc). */
+	wait_ack = tx->zc || (tx->flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE));
+	if (!tx->reported && (!tx->unacked || !wait_ack))
 		tx_report(tx);
 	if (!tx->unacked) {
 		struct gm_tx *parent = tx->parent;
@@ -131,13 +134,28 @@ static inline __attribute__((always_inline)) int tx_send_one(struct gm_tx *tx, s
 		chunk = tx->limit - tx->off;
 	if (chunk)
 		niov = gm_iov_slice(tx->iov, tx->iov_count, tx->off, chunk, iov);
-	/* The message CRC comes with the copy into the frame. */
+	/*
+	 * The message CRC comes with the copy into the frame.  Pulled data
+	 * (RDATA, messages of rndv_threshold and more) is not copied: its
+	 * frames send from the user's buffer, which the send then holds
+	 * until they are acknowledged (tx->zc).  At MTU 65000 that is one
+	 * copy of three on the sender's core (experiments/perf/README.md);
+	 * copies stay for eager and medium messages, whose sends complete
+	 * as soon as they are buffered.
+	 */
 	if (tx->ctrl_len)
 		ret = gm_peer_send(peer, type, tx->inject_buf, thlen, NULL, 0, tx);
+	else if (type == GM_FT_RDATA)
+		ret = gm_peer_send_zc(peer, type, thlen, tx_encode_thdr, tx, iov, niov, &mcrc, tx);
 	else
 		ret = gm_peer_send_crc(peer, type, thlen, tx_encode_thdr, tx, iov, niov, &mcrc, tx);
 	if (ret)
 		return ret;
+	if (type == GM_FT_RDATA) {
+		tx->zc = true;
+		if (tx->parent) /* a pull server: its send waits for it anyway */
+			tx->parent->zc = true;
+	}
 	tx->first_sent = true;
 	tx->off += chunk;
 	tx->mcrc = mcrc;

@@ -53,7 +53,7 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static int net_send(void *ctx, enum gm_class cls, const struct iovec *frames, unsigned n)
+static int net_send(void *ctx, enum gm_class cls, const struct gm_txf *frames, unsigned n)
 {
 	struct gm_net *net = ctx;
 

@@ -44,6 +44,20 @@ struct gm_addr {
 enum gm_class { GM_CLASS_HIGH = 0, GM_CLASS_LOW = 1 };
 
 /*
+ * One frame for the link: iovcnt pieces sent back to back as one frame of
+ * len bytes, the first from the Ethernet header on.  A zero-copy frame
+ * (gm_peer_send_zc) has its header in the engine's buffer and its payload
+ * in the user's memory.
+ */
+struct gm_txf {
+	struct iovec *iov;
+	unsigned iovcnt;
+	size_t len;
+};
+/* Its bytes gathered into dst (f->len of them). */
+void gm_txf_gather(const struct gm_txf *f, void *dst);
+
+/*
  * What a net is opened with.  A 0 in ethertype, window, rto_us,
  * peer_timeout_ms or rx_ring_kb takes the default (gm_defaults.h); a 0
  * window is GM_DEFAULT_WINDOW frames but at most GM_DEFAULT_WINDOW_BYTES
@@ -289,5 +303,17 @@ int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t th
 typedef void (*gm_thdr_fn)(void *thdr, uint32_t crc, void *arg);
 int gm_peer_send_crc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr_fn enc, void *arg,
                      const struct iovec *iov, size_t iov_cnt, uint32_t *crc, void *cookie);
+
+/*
+ * gm_peer_send_crc without the copy: the frame's payload stays in the
+ * caller's iov (at most GM_ZC_IOV pieces, else it is copied after all),
+ * read once now for its CRC and again by every transmission (its MAC) and
+ * retransmission.  So the caller must leave those bytes alone until the
+ * frame's cookie is acked or failed (ops->acked, ops->failed_frame); the
+ * engine forgets the iov before either callback.
+ */
+#define GM_ZC_IOV 4
+int gm_peer_send_zc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr_fn enc, void *arg,
+                    const struct iovec *iov, size_t iov_cnt, uint32_t *crc, void *cookie);
 
 #endif /* GM_NET_H */

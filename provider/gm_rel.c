@@ -53,12 +53,17 @@ struct gm_buf {
 	uint64_t tx_time;
 	uint32_t seq;
 	uint32_t len;      /* bytes from the Ethernet header on */
+	uint32_t hlen;     /* of those, in data; the rest is in iov[1 .. nzc] */
 	uint32_t body_crc; /* transmit: the body's part of the checksum (gm_wire.h) */
 	bool sent, sacked, fast_done;
 	bool rx_crc;  /* receive: body_crc is the checked body's CRC */
 	bool sealed;  /* sealed for a transmission the link refused (gm_rel_flush) */
 	bool resent;  /* its acknowledgement says nothing about the round trip (Karn) */
 	uint8_t retx; /* queued as a retransmission: RETX_RTO or RETX_FAST, counted once sent */
+	uint8_t nzc;  /* zero-copy payload pieces (gm_peer_send_zc), 0: all in data */
+	/* Not cleared by buf_get: iov[0] is set at each transmission, the
+	 * rest is the user's memory a zero-copy frame sends from. */
+	struct iovec iov[1 + GM_ZC_IOV];
 	uint8_t data[] __attribute__((aligned(16)));
 };
 
@@ -210,7 +215,7 @@ static struct gm_buf *buf_get(struct gm_rel *rel)
 	b = rel->free;
 	rel->free = b->next_free;
 	rel->nfree--;
-	memset(b, 0, offsetof(struct gm_buf, data));
+	memset(b, 0, offsetof(struct gm_buf, iov));
 	return b;
 }
 
@@ -725,7 +730,7 @@ static struct gm_buf *tx_frame(struct gm_peer *peer, uint8_t type, size_t body, 
 	b->peer = peer;
 	b->cookie = cookie;
 	b->seq = peer->snd_nxt;
-	b->len = ETH_HLEN + HDR_LEN + body;
+	b->len = b->hlen = ETH_HLEN + HDR_LEN + body;
 	write_eth(rel, b->data, peer->addr.mac);
 	gm_hdr_encode(b->data + ETH_HLEN,
 	              &(struct gm_hdr){
@@ -749,6 +754,16 @@ static void tx_queue(struct gm_peer *peer, struct gm_buf *b)
 	peer->txw[SLOT(rel, b->seq)] = b;
 	peer->snd_nxt++;
 	gm_dq_push(&rel->dq, &b->dqi, peer->port->cls, false);
+}
+
+void gm_txf_gather(const struct gm_txf *f, void *dst)
+{
+	uint8_t *p = dst;
+
+	for (unsigned i = 0; i < f->iovcnt; i++) {
+		memcpy(p, f->iov[i].iov_base, f->iov[i].iov_len);
+		p += f->iov[i].iov_len;
+	}
 }
 
 static size_t iov_total(const struct iovec *iov, size_t iov_cnt)
@@ -797,8 +812,12 @@ int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t th
 	return 0;
 }
 
-int gm_peer_send_crc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr_fn enc, void *arg,
-                     const struct iovec *iov, size_t iov_cnt, uint32_t *crc, void *cookie)
+/*
+ * gm_peer_send_crc and gm_peer_send_zc: the payload is copied into the
+ * frame with its CRC, or left where it is (zc) and only read for its CRC.
+ */
+static int send_crc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr_fn enc, void *arg,
+                    const struct iovec *iov, size_t iov_cnt, uint32_t *crc, void *cookie, bool zc)
 {
 	size_t plen = iov_total(iov, iov_cnt);
 	int err;
@@ -809,7 +828,17 @@ int gm_peer_send_crc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thd
 	if (!b)
 		return err;
 	p = b->data + ETH_HLEN + HDR_LEN;
-	*crc = copy_crc(p + thdr_len, iov, iov_cnt, seed);
+	if (zc) {
+		*crc = seed;
+		for (size_t i = 0; i < iov_cnt; i++) {
+			*crc = gm_crc32c(*crc, iov[i].iov_base, iov[i].iov_len);
+			b->iov[1 + i] = iov[i];
+		}
+		b->nzc = (uint8_t)iov_cnt;
+		b->hlen = (uint32_t)(ETH_HLEN + HDR_LEN + thdr_len);
+	} else {
+		*crc = copy_crc(p + thdr_len, iov, iov_cnt, seed);
+	}
 	enc(p, *crc, arg);
 	/* The body's checksum is the payload's CRC from another seed, the
 	 * CRC of the type header (gm_crc32c_shift), so no second pass. */
@@ -817,6 +846,19 @@ int gm_peer_send_crc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thd
 		b->body_crc = *crc ^ gm_crc32c_shift(seed ^ gm_crc32c(0, p, thdr_len), plen);
 	tx_queue(peer, b);
 	return 0;
+}
+
+int gm_peer_send_crc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr_fn enc, void *arg,
+                     const struct iovec *iov, size_t iov_cnt, uint32_t *crc, void *cookie)
+{
+	return send_crc(peer, type, thdr_len, enc, arg, iov, iov_cnt, crc, cookie, false);
+}
+
+int gm_peer_send_zc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr_fn enc, void *arg,
+                    const struct iovec *iov, size_t iov_cnt, uint32_t *crc, void *cookie)
+{
+	return send_crc(peer, type, thdr_len, enc, arg, iov, iov_cnt, crc, cookie,
+	                iov_cnt <= GM_ZC_IOV);
 }
 
 /* ---- failure ---- */
@@ -1396,6 +1438,16 @@ int gm_peer_probe(struct gm_peer *peer)
 
 /* ---- rails ---- */
 
+/* A zero-copy frame's payload copied in behind its header (the pool buffer has room). */
+static void buf_linearize(struct gm_buf *b)
+{
+	for (unsigned i = 1; i <= b->nzc; i++) {
+		memcpy(b->data + b->hlen, b->iov[i].iov_base, b->iov[i].iov_len);
+		b->hlen += (uint32_t)b->iov[i].iov_len;
+	}
+	b->nzc = 0;
+}
+
 /* Rewrite a frame in flight, in place and with its seq, as a VOID up to end. */
 static void make_void(struct gm_buf *b, uint32_t end)
 {
@@ -1408,7 +1460,8 @@ static void make_void(struct gm_buf *b, uint32_t end)
 	h.len = sizeof(v);
 	gm_hdr_encode(gm, &h);
 	gm_void_hdr_encode(gm + HDR_LEN, &v);
-	b->len = ETH_HLEN + HDR_LEN + sizeof(v);
+	b->len = b->hlen = ETH_HLEN + HDR_LEN + sizeof(v);
+	b->nzc = 0;
 	b->body_crc = gm_crc32c(0, gm + HDR_LEN, sizeof(v));
 	b->cookie = &probe_cookie;
 	b->sealed = false;
@@ -1429,6 +1482,7 @@ unsigned gm_peer_reclaim(struct gm_peer *peer, gm_reclaim_fn fn, void *ctx)
 		const uint8_t *gm = b->data + ETH_HLEN;
 
 		if (b->cookie != &probe_cookie) {
+			buf_linearize(b);
 			fn(ctx, gm[offsetof(struct gm_hdr, type)], gm + HDR_LEN,
 			   b->len - ETH_HLEN - HDR_LEN, b->cookie);
 			moved++;
@@ -1632,12 +1686,17 @@ static bool stamp(struct gm_rel *rel, struct gm_peer *pr, uint8_t *gm)
 	return memcmp(old, gm, sizeof(old)) != 0;
 }
 
-/* A new nonce, then the MAC or CRC (gm_wire.h); body_crc: CRC mode only. */
-static void seal(struct gm_port *port, uint8_t *f, size_t len, uint32_t body_crc)
+/*
+ * A new nonce, then the MAC or CRC (gm_wire.h); body_crc: CRC mode only.
+ * The frame is len bytes at f, then more[nmore] (a zero-copy payload,
+ * which the MAC reads again on every transmission).
+ */
+static void seal(struct gm_port *port, uint8_t *f, size_t len, const struct iovec *more,
+                 unsigned nmore, uint32_t body_crc)
 {
 	gm_hdr_set_nonce(f + ETH_HLEN, ++port->tx_nonce);
 	if (port->mac)
-		gm_mac_seal(port->mac, f, len);
+		gm_mac_seal_iov(port->mac, f, len, more, nmore);
 	else
 		gm_frame_seal_body(f + ETH_HLEN, body_crc);
 }
@@ -1675,14 +1734,15 @@ static void build_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *f)
 	                  });
 	gm_ack_body_encode(gm + HDR_LEN, &ab);
 	stamp(rel, pr, gm);
-	seal(pr->port, f, ETH_HLEN + HDR_LEN + sizeof(ab), gm_crc32c(0, gm + HDR_LEN, sizeof(ab)));
+	seal(pr->port, f, ETH_HLEN + HDR_LEN + sizeof(ab), NULL, 0,
+	     gm_crc32c(0, gm + HDR_LEN, sizeof(ab)));
 }
 
 /* Hand a batch of one class to the link; requeue what it did not take. */
-static unsigned send_batch(struct gm_rel *rel, enum gm_class cls, struct iovec *iov,
+static unsigned send_batch(struct gm_rel *rel, enum gm_class cls, const struct gm_txf *f,
                            struct gm_buf **bufs, unsigned n, uint64_t now)
 {
-	int rc = n ? rel->link.send(rel->link.ctx, cls, iov, n) : 0;
+	int rc = n ? rel->link.send(rel->link.ctx, cls, f, n) : 0;
 	unsigned sent = rc > 0 ? (unsigned)rc : 0;
 
 	rel->st.tx_calls += n > 0;
@@ -1696,7 +1756,7 @@ static unsigned send_batch(struct gm_rel *rel, enum gm_class cls, struct iovec *
 			bufs[i]->retx = 0;
 		}
 		rel->st.tx_frames++;
-		rel->st.tx_bytes += iov[i].iov_len;
+		rel->st.tx_bytes += f[i].len;
 		if (cls == GM_CLASS_LOW)
 			rel->st.tx_low++;
 		else
@@ -1711,7 +1771,8 @@ static unsigned send_batch(struct gm_rel *rel, enum gm_class cls, struct iovec *
 
 int gm_rel_flush(struct gm_rel *rel, uint64_t now)
 {
-	struct iovec iov[2][BATCH * 2];
+	struct gm_txf txf[2][BATCH * 2];
+	struct iovec ackiov[BATCH];
 	struct gm_buf *bufs[2][BATCH * 2];
 	struct gm_peer *ackpeer[BATCH];
 	int total = 0;
@@ -1737,7 +1798,8 @@ int gm_rel_flush(struct gm_rel *rel, uint64_t now)
 				continue;
 			}
 			build_ack(rel, pr, rel->ackbuf[nacks]);
-			iov[0][n[0]] = (struct iovec){rel->ackbuf[nacks], sizeof(rel->ackbuf[0])};
+			ackiov[nacks] = (struct iovec){rel->ackbuf[nacks], sizeof(rel->ackbuf[0])};
+			txf[0][n[0]] = (struct gm_txf){&ackiov[nacks], 1, sizeof(rel->ackbuf[0])};
 			bufs[0][n[0]++] = NULL;
 			ackpeer[nacks++] = pr;
 			rel->st.acks_sent++;
@@ -1755,7 +1817,7 @@ int gm_rel_flush(struct gm_rel *rel, uint64_t now)
 				break;
 			}
 			if (stamp(rel, pr, b->data + ETH_HLEN) || !b->sealed) {
-				seal(pr->port, b->data, b->len, b->body_crc);
+				seal(pr->port, b->data, b->hlen, b->iov + 1, b->nzc, b->body_crc);
 				b->sealed = true;
 			}
 			b->sent = true;
@@ -1765,12 +1827,13 @@ int gm_rel_flush(struct gm_rel *rel, uint64_t now)
 				pr->last_progress = now;
 				arm(rel, pr->rto_deadline);
 			}
-			iov[c][n[c]] = (struct iovec){b->data, b->len};
+			b->iov[0] = (struct iovec){b->data, b->hlen};
+			txf[c][n[c]] = (struct gm_txf){b->iov, 1u + b->nzc, b->len};
 			bufs[c][n[c]++] = b;
 		}
 		if (!n[0] && !n[1])
 			break;
-		sent = send_batch(rel, GM_CLASS_HIGH, iov[0], bufs[0], n[0], now);
+		sent = send_batch(rel, GM_CLASS_HIGH, txf[0], bufs[0], n[0], now);
 		if (sent < n[0]) {
 			short_write = true;
 			rel->tx_backoff[0] = now + TX_BACKOFF_US;
@@ -1781,7 +1844,7 @@ int gm_rel_flush(struct gm_rel *rel, uint64_t now)
 			ack_owe(rel, ackpeer[i], true, now);
 		}
 		total += sent;
-		sent = send_batch(rel, GM_CLASS_LOW, iov[1], bufs[1], n[1], now);
+		sent = send_batch(rel, GM_CLASS_LOW, txf[1], bufs[1], n[1], now);
 		total += sent;
 		if (sent < n[1]) {
 			short_write = true;

@@ -61,7 +61,7 @@ struct gm_rel_link {
 	 * (treated as 0 sent).  The frames may be referenced only during the
 	 * call.
 	 */
-	int (*send)(void *ctx, enum gm_class cls, const struct iovec *frames, unsigned n);
+	int (*send)(void *ctx, enum gm_class cls, const struct gm_txf *frames, unsigned n);
 	/* Whether the interface is up and has carrier (NULL: always). */
 	bool (*up)(void *ctx);
 	void *ctx;

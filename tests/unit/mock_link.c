@@ -40,7 +40,7 @@ struct mock_frame *mock_enqueue(struct mock_link *l, int dst, const void *data, 
 	return f;
 }
 
-static int mock_send(void *ctx, enum gm_class cls, const struct iovec *frames, unsigned n)
+static int mock_send(void *ctx, enum gm_class cls, const struct gm_txf *frames, unsigned n)
 {
 	struct mock_end *e = ctx;
 	struct mock_link *l = e->link;
@@ -50,13 +50,15 @@ static int mock_send(void *ctx, enum gm_class cls, const struct iovec *frames, u
 	if (l->refuse)
 		return 0;
 	for (unsigned i = 0; i < take; i++) {
-		const uint8_t *f = frames[i].iov_base;
-		size_t len = frames[i].iov_len;
-		/* Anything not for end 0 reaches end 1, as on a wire of two stations. */
-		int dst = !memcmp(f, l->end[0].mac, 6) ? 0 : 1;
+		uint8_t f[MOCK_FRAME_MAX];
+		size_t len = frames[i].len;
 		uint64_t delay = MOCK_HOP_US;
+		int dst;
 
 		cr_assert_leq(len, MOCK_FRAME_MAX);
+		gm_txf_gather(&frames[i], f);
+		/* Anything not for end 0 reaches end 1, as on a wire of two stations. */
+		dst = !memcmp(f, l->end[0].mac, 6) ? 0 : 1;
 		if (l->tap && l->tap(l, e->id, dst, f, len) != MOCK_PASS)
 			continue;
 		if (ft->dead || mock_chance(l, ft->drop))

@@ -84,7 +84,7 @@ static struct gm_peer *lead_peer(struct node *nd)
 	return nd->peer[RAILS - 1];
 }
 
-static int sim_send(void *ctx, enum gm_class cls, const struct iovec *frames, unsigned n)
+static int sim_send(void *ctx, enum gm_class cls, const struct gm_txf *frames, unsigned n)
 {
 	struct rail_ctx *rc = ctx;
 	struct sim *s = rc->nd->sim;
@@ -99,12 +99,12 @@ static int sim_send(void *ctx, enum gm_class cls, const struct iovec *frames, un
 		cr_assert_lt(s->nq, MAXQ);
 		f = malloc(sizeof(*f));
 		cr_assert_not_null(f);
-		cr_assert_leq(frames[i].iov_len, sizeof(f->data));
+		cr_assert_leq(frames[i].len, sizeof(f->data));
 		*f = (struct sim_frame){.when = s->now + 20,
 		                        .dst = !rc->nd->id,
 		                        .rail = rc->rail,
-		                        .len = frames[i].iov_len};
-		memcpy(f->data, frames[i].iov_base, f->len);
+		                        .len = frames[i].len};
+		gm_txf_gather(&frames[i], f->data);
 		s->q[s->nq++] = f;
 	}
 	return (int)n;
