@@ -119,6 +119,7 @@ static inline __attribute__((always_inline)) int tx_send_one(struct gm_tx *tx, s
 	size_t thlen, chunk, niov = 0;
 	uint32_t mcrc = tx->mcrc;
 	uint8_t type;
+	bool zc;
 	int ret;
 
 	if (!tx->first_sent) {
@@ -135,23 +136,24 @@ static inline __attribute__((always_inline)) int tx_send_one(struct gm_tx *tx, s
 	if (chunk)
 		niov = gm_iov_slice(tx->iov, tx->iov_count, tx->off, chunk, iov);
 	/*
-	 * The message CRC comes with the copy into the frame.  Pulled data
-	 * (RDATA, messages of rndv_threshold and more) is not copied: its
-	 * frames send from the user's buffer, which the send then holds
-	 * until they are acknowledged (tx->zc).  At MTU 65000 that is one
-	 * copy of three on the sender's core (experiments/perf/README.md);
-	 * copies stay for eager and medium messages, whose sends complete
-	 * as soon as they are buffered.
+	 * A send that completes only once acknowledged leaves its data where
+	 * it is: its frames send, and resend, from the user's buffer.  Pulled
+	 * data (RDATA) always does, and so does a send with
+	 * FI_TRANSMIT_COMPLETE or FI_DELIVERY_COMPLETE.  At MTU 65000 that
+	 * is one copy of three on the sender's core (experiments/perf/README.md).
+	 * Other sends complete when buffered: their payload is copied into the
+	 * frame, with the message CRC in the same pass.
 	 */
+	zc = type == GM_FT_RDATA || (tx->flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE));
 	if (tx->ctrl_len)
 		ret = gm_peer_send(peer, type, tx->inject_buf, thlen, NULL, 0, tx);
-	else if (type == GM_FT_RDATA)
+	else if (zc)
 		ret = gm_peer_send_zc(peer, type, thlen, tx_encode_thdr, tx, iov, niov, &mcrc, tx);
 	else
 		ret = gm_peer_send_crc(peer, type, thlen, tx_encode_thdr, tx, iov, niov, &mcrc, tx);
 	if (ret)
 		return ret;
-	if (type == GM_FT_RDATA) {
+	if (zc) {
 		tx->zc = true;
 		if (tx->parent) /* a pull server: its send waits for it anyway */
 			tx->parent->zc = true;

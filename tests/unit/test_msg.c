@@ -216,6 +216,7 @@ static void fill(struct tbuf *b, int sender, uint32_t idx, size_t len)
 }
 
 static size_t g_post_len = BUFSZ; /* receive buffer size: smaller truncates */
+static uint64_t g_send_flags;     /* added to every send's flags */
 static bool g_multi;              /* receive into two FI_MULTI_RECV buffers instead */
 
 static void post_recv(struct tbuf *b)
@@ -406,8 +407,8 @@ static void node_send(struct tnode *nd)
 		b->busy = true;
 		b->idx = idx;
 		b->len = len;
-		ssize_t r =
-		    gm_msg_send(&nd->msg, iov, len > 8 ? 2 : 1, 0, 0, 0, b, FI_SEND | FI_MSG);
+		ssize_t r = gm_msg_send(&nd->msg, iov, len > 8 ? 2 : 1, 0, 0, 0, b,
+		                        FI_SEND | FI_MSG | g_send_flags);
 		if (r == -FI_EAGAIN) {
 			/* Refused only with tx_max sends in flight; tried again next step. */
 			cr_assert_geq(nd->msg.tx_pool.used, g_cfg.tx_max,
@@ -536,6 +537,22 @@ Test(msg, lossy_both_ways_mixed_sizes)
 {
 	for (uint64_t seed = 1; seed <= 8; seed++)
 		run(seed, &lossy, 300, len_mixed, true);
+}
+
+/*
+ * Sends that wait for their acknowledgement leave from the user's buffer
+ * in every frame type (gm_peer_send_zc), resends included; the buffer is
+ * scribbled over at completion, so a frame read from it later fails its
+ * message.
+ */
+Test(msg, lossy_transmit_complete_sends_from_the_user_buffer)
+{
+	g_send_flags = FI_TRANSMIT_COMPLETE;
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		run(seed, &lossy, 300, len_mixed, true);
+		run(seed, &lossy, 300, len_btl, true);
+	}
+	g_send_flags = 0;
 }
 
 /* A wrong byte in one frame of each kind fails exactly that message, with FI_EIO. */
