@@ -106,6 +106,10 @@ typedef struct mca_btl_gamma_module_t {
 	uint8_t addr[GAMMA_ADDR_MAX];
 	size_t addrlen;
 	size_t inject_size;
+	/* A fragment larger than this (what one frame carries) is sent with
+	 * FI_TRANSMIT_COMPLETE: its frames leave from the fragment's memory,
+	 * not from the provider's copy (gamma_fi_send). */
+	size_t one_frame;
 
 	opal_free_list_t small_frags; /* gamma_hdr + GAMMA_SMALL_FRAG */
 	opal_free_list_t max_frags;   /* gamma_hdr + max_send_size */

@@ -123,16 +123,14 @@ static void open_failed(mca_btl_gamma_module_t *m, const char *what, int rc)
  * the last a third full, and at MTU 65000 two, the second nearly empty.
  * (Several rails: fragments go by the provider's rendezvous, striped.)
  */
-static size_t whole_frames(mca_btl_gamma_module_t *m, size_t len)
+static size_t whole_frames(const struct fi_gamma_msg_frames *f, size_t len)
 {
-	struct fi_gamma_msg_frames f;
-	size_t flen = sizeof(f), k;
+	size_t k;
 
-	if (fi_getopt(&m->ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_MSG_FRAMES, &f, &flen) ||
-	    !f.first || !f.next || len <= f.first)
+	if (!f->first || !f->next || len <= f->first)
 		return len;
-	k = (len - f.first + f.next - 1) / f.next;
-	return f.first + k * f.next;
+	k = (len - f->first + f->next - 1) / f->next;
+	return f->first + k * f->next;
 }
 
 int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
@@ -140,7 +138,8 @@ int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
 	struct fi_av_attr av_attr = {0};
 	struct fi_cq_attr cq_attr = {0};
 	const size_t hdr = sizeof(struct gamma_hdr);
-	size_t max_msg;
+	struct fi_gamma_msg_frames frames;
+	size_t max_msg, flen;
 	int rc;
 
 	m->info = info;
@@ -200,9 +199,13 @@ int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
 
 	m->inject_size = info->tx_attr ? info->tx_attr->inject_size : 0;
 	max_msg = info->ep_attr->max_msg_size;
+	flen = sizeof(frames);
+	if (fi_getopt(&m->ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_MSG_FRAMES, &frames, &flen))
+		frames = (struct fi_gamma_msg_frames){0};
+	m->one_frame = frames.first ? frames.first : SIZE_MAX;
 	if (!strchr(m->ifname, '+'))
 		m->super.btl_max_send_size =
-		    whole_frames(m, hdr + m->super.btl_max_send_size) - hdr;
+		    whole_frames(&frames, hdr + m->super.btl_max_send_size) - hdr;
 	if (max_msg > hdr && m->super.btl_max_send_size > max_msg - hdr)
 		m->super.btl_max_send_size = max_msg - hdr;
 	if (m->super.btl_eager_limit > m->super.btl_max_send_size)
@@ -267,17 +270,28 @@ int gamma_fi_post_recv(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx)
 ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag)
 {
 	mca_btl_gamma_module_t *m = frag->module;
-
-	ssize_t rc;
-
 	struct iovec iov[2] = {
 	    {frag->hdr, sizeof(struct gamma_hdr) + frag->segment[0].seg_len},
 	    {frag->segment[1].seg_addr.pval, frag->segment[1].seg_len},
 	};
+	const struct fi_msg msg = {.msg_iov = iov,
+	                           .iov_count = frag->base.des_segment_count,
+	                           .addr = frag->endpoint->fi_addr,
+	                           .context = &frag->ctx.fi};
+	/*
+	 * The fragment's memory (the user's data when in place) is ours until
+	 * its completion anyway, so a fragment of several frames lets the
+	 * provider send from it rather than copy it: the completion then waits
+	 * for the peer's ack, which ob1's pipeline hides.  One-frame fragments
+	 * complete when buffered, as before.
+	 */
+	uint64_t flags = iov[0].iov_len + (msg.iov_count > 1 ? iov[1].iov_len : 0) > m->one_frame
+	                     ? FI_TRANSMIT_COMPLETE
+	                     : 0;
+	ssize_t rc;
 
 	frag->ctx.kind = GAMMA_CTX_SEND;
-	rc = fi_sendv(m->ep, iov, NULL, frag->base.des_segment_count, frag->endpoint->fi_addr,
-	              &frag->ctx.fi);
+	rc = fi_sendmsg(m->ep, &msg, flags | FI_COMPLETION);
 	if (rc == 0)
 		m->inflight++;
 	return rc;
