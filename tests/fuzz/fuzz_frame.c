@@ -121,15 +121,19 @@ static const struct gm_msg_cfg fuzz_cfg = {
 
 /* ---- the fake link: every frame we send is sanity-checked and dropped ---- */
 
-static int link_send(void *ctx, enum gm_class cls, const struct iovec *frames, unsigned n)
+static int link_send(void *ctx, enum gm_class cls, const struct gm_txf *frames, unsigned n)
 {
 	(void)ctx, (void)cls;
 	for (unsigned i = 0; i < n; i++) {
+		static uint8_t f[GM_ETH_HLEN + FZ_MTU];
 		struct gm_hdr h;
-		const uint8_t *f = frames[i].iov_base;
 
-		if (frames[i].iov_len > GM_ETH_HLEN + FZ_MTU ||
-		    gm_hdr_decode(f + GM_ETH_HLEN, frames[i].iov_len - GM_ETH_HLEN, &h) ||
+		if (frames[i].len > sizeof(f)) {
+			fprintf(stderr, "the engine sent an oversized frame\n");
+			abort();
+		}
+		gm_txf_gather(&frames[i], f);
+		if (gm_hdr_decode(f + GM_ETH_HLEN, frames[i].len - GM_ETH_HLEN, &h) ||
 		    gm_frame_check(f + GM_ETH_HLEN, sizeof(h) + h.len)) {
 			fprintf(stderr, "the engine sent a malformed frame\n");
 			abort();
