@@ -316,4 +316,11 @@ int gm_peer_send_crc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thd
 int gm_peer_send_zc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr_fn enc, void *arg,
                     const struct iovec *iov, size_t iov_cnt, uint32_t *crc, void *cookie);
 
+/*
+ * Ask the peer to acknowledge the frame just queued to it at once, not
+ * after its ack delay (GM_F_ACKNOW): for the last frame of a send whose
+ * completion waits for that acknowledgement.
+ */
+void gm_peer_ack_now(struct gm_peer *peer);
+
 #endif /* GM_NET_H */

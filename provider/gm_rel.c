@@ -861,6 +861,18 @@ int gm_peer_send_zc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr
 	                iov_cnt <= GM_ZC_IOV);
 }
 
+void gm_peer_ack_now(struct gm_peer *peer)
+{
+	struct gm_rel *rel = peer->port->rel;
+	struct gm_buf *b;
+
+	if (peer->snd_nxt == peer->snd_una)
+		return;
+	b = peer->txw[SLOT(rel, peer->snd_nxt - 1)];
+	if (b)
+		b->data[ETH_HLEN + offsetof(struct gm_hdr, flags)] |= GM_F_ACKNOW;
+}
+
 /* ---- failure ---- */
 
 static void fail_peer(struct gm_rel *rel, struct gm_peer *pr, int err)
@@ -1073,8 +1085,12 @@ static void deliver(struct gm_port *port, struct gm_peer *pr, const uint8_t *gm,
 }
 
 /* The gap before rcv_nxt closed: hand over what waited behind it. */
-static void deliver_held(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr)
+/* Hands over what waited behind the frame just delivered; true if any of
+ * it asked to be acked at once (GM_F_ACKNOW). */
+static bool deliver_held(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr)
 {
+	bool ack_now = false;
+
 	while (!pr->failed) {
 		struct gm_buf *b = pr->rxw[SLOT(rel, pr->rcv_nxt)];
 		struct gm_hdr bh;
@@ -1087,9 +1103,11 @@ static void deliver_held(struct gm_rel *rel, struct gm_port *port, struct gm_pee
 		pr->rcv_nxt++;
 		pr->unacked++;
 		gm_hdr_decode(b->data, b->len, &bh);
+		ack_now |= bh.flags & GM_F_ACKNOW;
 		deliver(port, pr, b->data, &bh, b->rx_crc, b->body_crc);
 		buf_put(rel, b);
 	}
+	return ack_now;
 }
 
 /*
@@ -1140,6 +1158,7 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 {
 	unsigned w = rel->cfg.window;
 	int32_t d = seq_diff(h->seq, pr->rcv_nxt);
+	bool ack_now;
 
 	if (h->type == GM_FT_VOID) {
 		receive_void(rel, port, pr, gm, h, now);
@@ -1176,10 +1195,10 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 	pr->rcv_nxt++;
 	pr->unacked++;
 	deliver(port, pr, gm, h, rel->rx_crc_known, rel->rx_body_crc);
-	deliver_held(rel, port, pr);
+	ack_now = deliver_held(rel, port, pr) || (h->flags & GM_F_ACKNOW);
 	if (pr->failed)
 		return;
-	ack_owe(rel, pr, pr->unacked >= rel->ack_every, now);
+	ack_owe(rel, pr, ack_now || pr->unacked >= rel->ack_every, now);
 }
 
 static bool ack_stale(const struct gm_rel *rel, const struct gm_peer *pr, uint32_t ack)

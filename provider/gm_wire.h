@@ -52,6 +52,10 @@ enum gm_ftype {
 #define GM_F_SEQ 0x01 /* seq is meaningful: the frame must be acked */
 #define GM_F_ACK 0x02 /* ack is meaningful (piggy-backed cumulative ack) */
 #define GM_F_LOW 0x04 /* low traffic class (local job); clear = high */
+/* Ack at once, not after ACK_DELAY_US: the last frame of a send whose
+ * completion waits for its acknowledgement (gm_peer_ack_now).  Receivers
+ * that do not know it ack it later, which is only slower. */
+#define GM_F_ACKNOW 0x08
 
 /*
  * Base header, present in every frame.  60 bytes.

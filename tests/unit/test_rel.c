@@ -567,26 +567,51 @@ Test(rel, dead_link_fails_peer_and_every_outstanding_frame)
  * it: gm_rel_port_drain sends it, so the sender's frame is acknowledged
  * instead of retransmitted into silence until the peer timeout.
  */
+/*
+ * One message a->b, asking for its ack at once or not, and 30 us after b
+ * has it: well inside the ack delay.  Returns a's peer.
+ */
+static struct gm_peer *one_delivered(struct sim *s, struct node *a, struct node *b, bool ack_now)
+{
+	struct gm_peer *pa;
+
+	node_init(s, a, 0, 1000, 4);
+	node_init(s, b, 1, 2000, 4);
+	pa = peer_to(a, b);
+	cr_assert(try_send(a, pa));
+	if (ack_now)
+		gm_peer_ack_now(pa);
+	while (!b->delivered)
+		step(s);
+	for (int i = 0; i < 3; i++)
+		step(s);
+	return pa;
+}
+
 Test(rel, port_drain_sends_the_delayed_ack_before_close)
 {
 	struct sim s = {.l = {.rng = 7}};
 	struct node a, b;
-	struct gm_peer *pa;
+	struct gm_peer *pa = one_delivered(&s, &a, &b, false);
 
-	node_init(&s, &a, 0, 1000, 4);
-	node_init(&s, &b, 1, 2000, 4);
-	pa = peer_to(&a, &b);
-	cr_assert(try_send(&a, pa));
-	while (!b.delivered)
-		step(&s);
-	for (int i = 0; i < 3; i++) /* 30 us: well inside the ack delay */
-		step(&s);
 	cr_assert_eq(gm_rel_peer_in_flight(pa), 1, "the ack was not delayed: nothing to test");
 	gm_rel_port_drain(b.port, s.l.now);
 	gm_rel_port_close(b.port);
 	for (int i = 0; i < 3; i++)
 		step(&s);
 	cr_assert_eq(gm_rel_peer_in_flight(pa), 0, "the closing port's ack never arrived");
+	cr_assert_eq(a.acked[0], 1);
+	sim_free(&s);
+}
+
+/* The same frame with GM_F_ACKNOW (gm_peer_ack_now) is acked at once. */
+Test(rel, a_frame_asking_for_its_ack_is_acked_at_once)
+{
+	struct sim s = {.l = {.rng = 7}};
+	struct node a, b;
+	struct gm_peer *pa = one_delivered(&s, &a, &b, true);
+
+	cr_assert_eq(gm_rel_peer_in_flight(pa), 0, "the receiver delayed the ack asked for");
 	cr_assert_eq(a.acked[0], 1);
 	sim_free(&s);
 }
