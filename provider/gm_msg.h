@@ -170,7 +170,6 @@ struct gm_tx {
 	bool first_sent;
 	bool internal; /* protocol frame of our own: no completion */
 	bool reported; /* completion written; freed once every frame is acked */
-	bool zc;       /* frames send from the user's buffer: it completes once acked */
 	unsigned unacked;
 	int err;
 	enum gm_tx_state state;

@@ -626,7 +626,7 @@ Test(msg, transmit_complete_send_completes_once_acknowledged)
 /*
  * A plain send completes once its data is buffered, a pulled one too,
  * whose frames are copied then: waiting for acks that queue behind the
- * peer's own data on a loaded link cost NPB MG a third of its time.
+ * peer's own data on a loaded link cost NPB MG 10-25 % of its time.
  */
 Test(msg, pulled_send_completes_when_buffered)
 {
