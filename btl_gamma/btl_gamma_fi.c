@@ -285,7 +285,7 @@ ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag)
 	 * for the peer's ack, which ob1's pipeline hides.  One-frame fragments
 	 * complete when buffered, as before.
 	 */
-	uint64_t flags = iov[0].iov_len + (msg.iov_count > 1 ? iov[1].iov_len : 0) > m->one_frame
+	uint64_t flags = sizeof(struct gamma_hdr) + gamma_frag_len(frag) > m->one_frame
 	                     ? FI_TRANSMIT_COMPLETE
 	                     : 0;
 	ssize_t rc;
