@@ -54,6 +54,17 @@
 #define GM_DEFAULT_UX_UNKNOWN_MAX     1048576   /* 1 MiB */
 #define GM_DEFAULT_UX_UNKNOWN_HOLD_MS 10000
 /*
+ * Frames of ours to one peer queued in the reliability layer, not yet
+ * handed to the link, before a message's next frame waits.  Where the
+ * kernel's path per frame is as slow as the link (veth, 1 Gbit/s: a
+ * sendmmsg of 374 frames took 4.4 ms), a CTS we owe the peer queued behind
+ * a whole message, and two ranks sending each other rendezvous messages
+ * took turns instead of sending at once: MG's exchange of 532 KB messages
+ * (two each way) 12.7-14.4 ms, 9.2-9.5 ms with 32 here (the wire's 9.0).
+ * CTSs go ahead of queued messages (gm_msg_send.c, conn_queue_ctrl).
+ */
+#define GM_TX_AHEAD 32
+/*
  * Sends and receives an endpoint holds at once (struct gm_msg_cfg), then
  * -FI_EAGAIN: 16 times the sizes advertised in fi_info (gm.h GM_TX_SIZE,
  * GM_RX_SIZE), which Open MPI's mtl/ofi does not heed (it retries a refused

@@ -119,6 +119,9 @@ static inline __attribute__((always_inline)) int tx_send_one(struct gm_tx *tx, s
 	bool zc;
 	int ret;
 
+	/* Few frames wait ahead of a CTS we may owe (GM_TX_AHEAD, conn_queue_ctrl). */
+	if (!tx->ctrl_len && gm_peer_queued(peer) >= GM_TX_AHEAD)
+		return -FI_EAGAIN;
 	if (!tx->first_sent) {
 		type = tx->first_type;
 		thlen = tx->ctrl_len ? tx->ctrl_len : sizeof(struct gm_msg_hdr);
@@ -300,6 +303,27 @@ ssize_t gm_msg_send(struct gm_msg *m, const struct iovec *iov, size_t count, fi_
 	return 0;
 }
 
+/*
+ * A CTS goes ahead of our queued messages, behind earlier CTSs: the peer's
+ * message waits for it, while ours need not come first.  Nothing on the
+ * receiving side minds: a CTS between the fragments of a medium message or
+ * the frames of a pull is handled on its own (gm_rndv_on_cts).
+ */
+static void conn_queue_ctrl(struct gm_conn *conn, struct gm_tx *tx)
+{
+	struct gm_list *pos = conn->tx_queue.next;
+
+	while (pos != &conn->tx_queue) {
+		const struct gm_tx *q = gm_list_entry(pos, struct gm_tx, entry);
+
+		if (!q->ctrl_len || q->first_type != GM_FT_CTS)
+			break;
+		pos = pos->next;
+	}
+	gm_list_insert_between(&tx->entry, pos->prev, pos);
+	gm_conn_push(conn);
+}
+
 /* Queue a protocol frame (CTS) of our own. */
 int gm_send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_t len)
 {
@@ -318,7 +342,7 @@ int gm_send_ctrl(struct gm_conn *conn, uint8_t type, const void *thdr, size_t le
 	memcpy(tx->inject_buf, thdr, len);
 	gm_list_init(&tx->entry);
 	gm_list_add_tail(&conn->msg->tx_live, &tx->live_entry);
-	gm_conn_queue(conn, tx);
+	conn_queue_ctrl(conn, tx);
 	return 0;
 }
 

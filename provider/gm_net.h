@@ -239,6 +239,8 @@ void *gm_peer_ctx(const struct gm_peer *peer);
 bool gm_peer_can_send(const struct gm_peer *peer);
 /* True once the peer stopped answering, until it shows up restarted. */
 bool gm_peer_failed(const struct gm_peer *peer);
+/* Frames of ours to the peer queued here, not yet handed to the link. */
+unsigned gm_peer_queued(const struct gm_peer *peer);
 /*
  * An operation now waits on the peer although nothing of ours may be in
  * flight to it (a directed receive, a send waiting for its CTS, a pull

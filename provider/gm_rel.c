@@ -81,6 +81,7 @@ struct gm_peer {
 	/* transmit side */
 	uint32_t snd_una, snd_nxt;
 	unsigned peer_wnd;
+	unsigned queued; /* its frames in the dq, not yet handed to the link */
 	unsigned rto_us;
 	unsigned srtt_us, rttvar_us; /* smoothed round trip and its variation; 0: no sample */
 	uint64_t rto_deadline;       /* 0: nothing in flight */
@@ -219,10 +220,19 @@ static struct gm_buf *buf_get(struct gm_rel *rel)
 	return b;
 }
 
+/* Every sequenced buffer in the dq is counted in its peer's queued. */
+static void dq_add(struct gm_rel *rel, struct gm_buf *b, int cls, bool front)
+{
+	b->peer->queued++;
+	gm_dq_push(&rel->dq, &b->dqi, cls, front);
+}
+
 static void buf_put(struct gm_rel *rel, struct gm_buf *b)
 {
-	if (b->dqi.queued)
+	if (b->dqi.queued) {
+		b->peer->queued--;
 		gm_dq_remove(&rel->dq, &b->dqi);
+	}
 	b->next_free = rel->free;
 	rel->free = b;
 	rel->nfree++;
@@ -646,6 +656,11 @@ uint32_t gm_rel_peer_in_flight(const struct gm_peer *peer)
 	return peer->snd_nxt - peer->snd_una;
 }
 
+unsigned gm_peer_queued(const struct gm_peer *peer)
+{
+	return peer->queued;
+}
+
 bool gm_rel_peer_failed(const struct gm_peer *peer)
 {
 	return peer->failed;
@@ -753,7 +768,7 @@ static void tx_queue(struct gm_peer *peer, struct gm_buf *b)
 
 	peer->txw[SLOT(rel, b->seq)] = b;
 	peer->snd_nxt++;
-	gm_dq_push(&rel->dq, &b->dqi, peer->port->cls, false);
+	dq_add(rel, b, peer->port->cls, false);
 }
 
 void gm_txf_gather(const struct gm_txf *f, void *dst)
@@ -931,7 +946,7 @@ static void retransmit(struct gm_rel *rel, struct gm_buf *b, uint8_t why)
 		return;
 	b->retx = why;
 	b->resent = true;
-	gm_dq_push(&rel->dq, &b->dqi, b->dqi.cls, false);
+	dq_add(rel, b, b->dqi.cls, false);
 }
 
 /*
@@ -1783,7 +1798,7 @@ static unsigned send_batch(struct gm_rel *rel, enum gm_class cls, const struct g
 	}
 	for (unsigned i = n; i-- > sent;) {
 		if (bufs[i])
-			gm_dq_push(&rel->dq, &bufs[i]->dqi, bufs[i]->dqi.cls, true);
+			dq_add(rel, bufs[i], bufs[i]->dqi.cls, true);
 	}
 	return sent;
 }
@@ -1831,8 +1846,9 @@ int gm_rel_flush(struct gm_rel *rel, uint64_t now)
 			struct gm_peer *pr = b->peer;
 			int c = it->cls ? 1 : 0;
 
+			pr->queued--;
 			if (now < rel->tx_backoff[c]) {
-				gm_dq_push(&rel->dq, it, it->cls, true);
+				dq_add(rel, b, it->cls, true);
 				break;
 			}
 			if (stamp(rel, pr, b->data + ETH_HLEN) || !b->sealed) {

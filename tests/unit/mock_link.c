@@ -47,6 +47,9 @@ static int mock_send(void *ctx, enum gm_class cls, const struct gm_txf *frames, 
 	const struct mock_fault *ft = &l->fault;
 	unsigned take = n > 1 && mock_chance(l, ft->split) ? n / 2 : n;
 
+	if (ft->take_max && take > ft->take_max)
+		take = ft->take_max;
+
 	if (l->refuse)
 		return 0;
 	for (unsigned i = 0; i < take; i++) {

@@ -31,6 +31,9 @@ struct mock_fault {
 	unsigned dup_us;     /* a duplicate follows its frame up to this late; 0: 100 */
 	/* Per mille of batches the link takes only half of: the engine's requeue path. */
 	unsigned split;
+	/* A send call takes at most this many frames (a link slower than the
+	 * sender's progress: the rest waits in the engine's queue); 0: all. */
+	unsigned take_max;
 	bool dead; /* the link takes every frame and delivers none */
 };
 

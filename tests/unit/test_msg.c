@@ -50,6 +50,7 @@ struct fault {
 
 struct tsim {
 	struct mock_link l;
+	void *tap_ctx; /* a test's own tap's state */
 	struct fault fault;
 	unsigned tamper_seen;
 	struct tnode *nodes[2];
@@ -322,6 +323,8 @@ static void read_completion(const struct tcqe *e)
 	post_recv(b);
 }
 
+static unsigned g_window = WINDOW;
+
 static void node_init(struct tsim *s, struct tnode *nd, int id, uint32_t nmsg, uint32_t nrecv)
 {
 	struct gm_rel_cfg cfg = {
@@ -329,7 +332,7 @@ static void node_init(struct tsim *s, struct tnode *nd, int id, uint32_t nmsg, u
 	    .ethertype = GM_ETHERTYPE_DEFAULT,
 	    .dq = true,
 	    .low_share = 4,
-	    .window = WINDOW,
+	    .window = g_window,
 	    .rto_us = 1000,
 	    .peer_timeout_ms = 5000,
 	    .max_frame = MTU,
@@ -631,6 +634,76 @@ Test(msg, transmit_complete_send_completes_once_acknowledged)
 Test(msg, pulled_send_completes_when_buffered)
 {
 	cr_assert(pulled_send_done_before_acks(0), "the send waited for its acknowledgement");
+}
+
+/* Node 0's data frames sent after node 1's RTS reached it, until its CTS. */
+struct cts_watch {
+	uint64_t rts_at; /* when node 1's RTS arrives; 0: not sent yet */
+	unsigned data_before_cts;
+	bool cts_sent;
+};
+
+static enum mock_verdict cts_tap(struct mock_link *l, int from, int to, const uint8_t *f,
+                                 size_t len)
+{
+	struct cts_watch *w = ((struct tsim *)l->tap_ctx)->tap_ctx;
+	uint8_t type = f[GM_ETH_HLEN + offsetof(struct gm_hdr, type)];
+
+	(void)to;
+	(void)len;
+	if (from == 1 && type == GM_FT_RTS && !w->rts_at)
+		w->rts_at = l->now + MOCK_HOP_US;
+	if (from == 0 && w->rts_at && l->now >= w->rts_at && !w->cts_sent) {
+		if (type == GM_FT_CTS)
+			w->cts_sent = true;
+		else if (type != GM_FT_ACK)
+			w->data_before_cts++;
+	}
+	return MOCK_PASS;
+}
+
+/*
+ * A CTS does not wait behind our own data.  Node 0 streams pulled
+ * messages over a link slower than its progress (each send call takes
+ * two frames), and node 1 then sends one rendezvous message: node 0's CTS
+ * leaves after at most GM_TX_AHEAD of its data frames, not after the
+ * window's worth that its pulls have ready.  Where the kernel's path per
+ * frame is as slow as the link, two ranks exchanging large messages
+ * otherwise take turns.
+ */
+Test(msg, a_cts_goes_ahead_of_our_queued_data)
+{
+	struct tsim *s = calloc(1, sizeof(*s));
+	struct cts_watch w = {0};
+	struct tnode a, b;
+	uint64_t steps = 0;
+
+	g_window = 256;
+	s->l.rng = 3;
+	s->l.fault.take_max = 2;
+	g_len_of = len_full;
+	node_init(s, &a, 0, 64, 1);
+	node_init(s, &b, 1, 0, 64);
+	s->l.tap = cts_tap;
+	s->tap_ctx = &w;
+	/* Node 0's pulls first: node 1 posted receives for them at init. */
+	while (gm_rel_stats(a.rel)->tx_frames < 100) {
+		sim_step(s);
+		cr_assert_lt(++steps, 2000000, "node 0 sends nothing");
+	}
+	b.nmsg = 1;
+	while (!done(s)) {
+		sim_step(s);
+		cr_assert_lt(++steps, 4000000, "no progress: %u/64 received", b.received);
+	}
+	cr_assert(w.cts_sent, "node 0 never sent its CTS");
+	cr_assert_leq(w.data_before_cts, GM_TX_AHEAD + 2,
+	              "%u data frames of node 0 left before its CTS", w.data_before_cts);
+	cr_assert_eq(a.tx_errors + a.rx_errors + b.tx_errors + b.rx_errors, 0);
+	node_fini(&a);
+	node_fini(&b);
+	mock_free(&s->l);
+	free(s);
 }
 
 Test(msg, tampered_rdata_fails_its_message)
