@@ -280,12 +280,17 @@ ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag)
 	                           .context = &frag->ctx.fi};
 	/*
 	 * The fragment's memory (the user's data when in place) is ours until
-	 * its completion anyway, so a fragment of several frames lets the
-	 * provider send from it rather than copy it: the completion then waits
-	 * for the peer's ack, which ob1's pipeline hides.  One-frame fragments
-	 * complete when buffered, as before.
+	 * its completion anyway, so a pipeline fragment of several frames lets
+	 * the provider send from it rather than copy it: the completion then
+	 * waits for the peer's ack, which ob1's pipeline hides.  A fragment the
+	 * PML marks urgent (an eager message, the first of a rendezvous) is
+	 * copied and completes when buffered: waiting for its ack made the
+	 * peer send an ack of its own ahead of its reply, +4 us on a 16 KiB
+	 * half round trip at MTU 9000 (18.5 against 14.6 us).  One-frame
+	 * fragments complete when buffered too.
 	 */
-	uint64_t flags = sizeof(struct gamma_hdr) + gamma_frag_len(frag) > m->one_frame
+	uint64_t flags = sizeof(struct gamma_hdr) + gamma_frag_len(frag) > m->one_frame &&
+	                         !(frag->base.des_flags & MCA_BTL_DES_FLAGS_PRIORITY)
 	                     ? FI_TRANSMIT_COMPLETE
 	                     : 0;
 	ssize_t rc;
