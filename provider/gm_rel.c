@@ -1099,9 +1099,8 @@ static void deliver(struct gm_port *port, struct gm_peer *pr, const uint8_t *gm,
 		port->ops->recv(port->ctx, pr, &f);
 }
 
-/* The gap before rcv_nxt closed: hand over what waited behind it. */
-/* Hands over what waited behind the frame just delivered; true if any of
- * it asked to be acked at once (GM_F_ACKNOW). */
+/* The gap before rcv_nxt closed: hand over what waited behind it.  True
+ * if any of it asked to be acked at once (GM_F_ACKNOW). */
 static bool deliver_held(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr)
 {
 	bool ack_now = false;

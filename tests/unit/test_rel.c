@@ -563,11 +563,6 @@ Test(rel, dead_link_fails_peer_and_every_outstanding_frame)
 }
 
 /*
- * A port closing right after a delivery still owes the (delayed) ack for
- * it: gm_rel_port_drain sends it, so the sender's frame is acknowledged
- * instead of retransmitted into silence until the peer timeout.
- */
-/*
  * One message a->b, asking for its ack at once or not, and 30 us after b
  * has it: well inside the ack delay.  Returns a's peer.
  */
@@ -588,6 +583,11 @@ static struct gm_peer *one_delivered(struct sim *s, struct node *a, struct node 
 	return pa;
 }
 
+/*
+ * A port closing right after a delivery still owes the (delayed) ack for
+ * it: gm_rel_port_drain sends it, so the sender's frame is acknowledged
+ * instead of retransmitted into silence until the peer timeout.
+ */
 Test(rel, port_drain_sends_the_delayed_ack_before_close)
 {
 	struct sim s = {.l = {.rng = 7}};
