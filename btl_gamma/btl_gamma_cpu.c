@@ -2,7 +2,8 @@
 /*
  * Keep OpenSSL's AVX-512 code out of MPI ranks.
  *
- * The provider MACs every frame with OpenSSL's Poly1305 (provider/gm_mac.h).
+ * The provider MACs every frame longer than 512 bytes with OpenSSL's
+ * Poly1305 (provider/gm_mac.h).
  * On CPUs with AVX-512, OpenSSL 3.0 picks kernels that use it, and on the
  * machines measured here that slowed the whole rank, not only the MAC:
  * NPB MG class A over btl gamma (2 ranks, 1 Gbit/s) took 0.97 s, with the

@@ -248,15 +248,14 @@ static void gm_params_define(void)
 	    "one the application does not use (nothing sent to it) is reclaimed, or the "
 	    "frame is dropped ('peers refused' / 'reclaimed'; default: " GM_STR(
 	        GM_DEFAULT_PEER_MAX) ")");
-	fi_param_define(
-	    &gm_prov, "require_auth", FI_PARAM_BOOL,
-	    "Refuse endpoints without a secret, an auth_key of 16 to 64 bytes (domain "
-	    "or endpoint attribute).  With a secret every frame carries a Poly1305 MAC: "
-	    "frames without the secret are dropped before they touch any state, and a "
-	    "peer restart must be proven.  Without one (no auth_key, or a 4-byte one) "
-	    "frames carry a CRC-32C and the 4-byte key: that catches corruption and "
-	    "keeps jobs apart, but any station on the segment can forge or replay "
-	    "frames (default: 0)");
+	fi_param_define(&gm_prov, "require_auth", FI_PARAM_BOOL,
+	                "Refuse endpoints without a secret, an auth_key of 16 to 64 bytes (domain "
+	                "or endpoint attribute).  With a secret every frame carries a MAC: "
+	                "frames without the secret are dropped before they touch any state, and a "
+	                "peer restart must be proven.  Without one (no auth_key, or a 4-byte one) "
+	                "frames carry a CRC-32C and the 4-byte key: that catches corruption and "
+	                "keeps jobs apart, but any station on the segment can forge or replay "
+	                "frames (default: 0)");
 	fi_param_define(&gm_prov, "progress_idle", FI_PARAM_INT,
 	                "Microseconds the application must leave a domain alone (no CQ, counter "
 	                "or data call) before the provider's progress thread acknowledges, "

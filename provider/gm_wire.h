@@ -28,8 +28,10 @@
  * 5: chunked pulls striped over rails (gm_cts_hdr: offset, chunk, cts_id,
  * rail), and the mcrc of pulled data chains from its chunk's start.
  * 6: NACK, a sender's refusal of a pull it was asked for (gm_nack_hdr).
+ * 7: with a secret, frames of up to GM_MAC_SIP_MAX bytes carry SipHash
+ * (gm_mac.h) instead of Poly1305.
  */
-#define GM_WIRE_VERSION      6
+#define GM_WIRE_VERSION      7
 #define GM_ETHERTYPE_DEFAULT 0x88B5
 #define GM_ETH_HLEN          14
 
@@ -61,7 +63,7 @@ enum gm_ftype {
  * Base header, present in every frame.  60 bytes.
  *
  * tag authenticates the frame.  A port with a secret (>= 16 bytes of
- * auth_key) puts a Poly1305 MAC there (gm_mac.h): it covers the Ethernet
+ * auth_key) puts a MAC there (gm_mac.h: SipHash or Poly1305): it covers the Ethernet
  * header (both addresses and the EtherType), struct gm_hdr up to tag, and
  * the body.  A port without one (a 4-byte auth_key or none) puts the CRC-32C
  * of body then header (tag zeroed) in tag[0..3], the rest zero: that catches

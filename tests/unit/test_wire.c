@@ -1,6 +1,7 @@
 /* Wire codec: round trips, byte order on the wire, rejection of bad headers. */
 #include <criterion/criterion.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include <rdma/fi_errno.h>
 
@@ -366,6 +367,49 @@ Test(wire, mac_one_time_keys_differ_per_nonce_and_sender)
 	mac_frame(f, 64, 1ull << 63);
 	gm_mac_seal(m, f, len);
 	cr_assert_eq(gm_mac_check(m, f, len), GM_WIRE_EMAC);
+	gm_mac_destroy(m);
+}
+
+/*
+ * Frames on both sides of GM_MAC_SIP_MAX (SipHash up to it, Poly1305 above):
+ * each verifies, fails with any of its parts changed, and seals the same
+ * whether its body comes in one piece or in several (zero-copy sends).
+ */
+Test(wire, mac_covers_frames_on_both_sides_of_the_siphash_limit)
+{
+	static uint8_t f[9000], g[9000];
+	const size_t hl = GM_ETH_HLEN + sizeof(struct gm_hdr);
+	const size_t sizes[] = {
+	    hl, hl + 1, GM_MAC_SIP_MAX - 1, GM_MAC_SIP_MAX, GM_MAC_SIP_MAX + 1, 1514, 9000};
+	uint8_t *tag = f + GM_ETH_HLEN + GM_HDR_TAG_OFF, t1[GM_TAG_LEN];
+	struct gm_mac *m;
+
+	cr_assert_eq(gm_mac_create(SECRET, sizeof(SECRET), &m), 0);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t len = mac_frame(f, sizes[i] - hl, 5), cut = hl + (len - hl) / 3;
+		const size_t probes[] = {0, 12, GM_ETH_HLEN + 1, GM_ETH_HLEN + GM_HDR_TAG_OFF,
+		                         len - 1};
+
+		gm_mac_seal(m, f, len);
+		cr_assert_eq(gm_mac_check(m, f, len), GM_WIRE_OK, "%zu B", len);
+		for (size_t p = 0; p < sizeof(probes) / sizeof(probes[0]); p++) {
+			f[probes[p]] ^= 0x10;
+			cr_assert_eq(gm_mac_check(m, f, len), GM_WIRE_EMAC, "%zu B, byte %zu", len,
+			             probes[p]);
+			f[probes[p]] ^= 0x10;
+		}
+		cr_assert_eq(gm_mac_check(m, f, len - 1), GM_WIRE_EMAC, "%zu B, one short", len);
+		/* The same frame with its body gathered from two pieces. */
+		memcpy(t1, tag, sizeof(t1));
+		memcpy(g, f + cut, len - cut);
+		memset(tag, 0, GM_TAG_LEN);
+		gm_mac_seal_iov(
+		    m, f, cut,
+		    (struct iovec[]){{g, (len - cut) / 2},
+		                     {g + (len - cut) / 2, len - cut - (len - cut) / 2}},
+		    2);
+		cr_assert_eq(memcmp(t1, tag, sizeof(t1)), 0, "%zu B sealed in pieces", len);
+	}
 	gm_mac_destroy(m);
 }
 
