@@ -98,8 +98,6 @@ void gm_mac_destroy(struct gm_mac *mac)
 void gm_mac_lib_init(void)
 {
 	OPENSSL_init_crypto(0, NULL);
-	if (sodium_init() < 0)
-		abort(); /* libsodium could not read /dev/urandom at all */
 }
 
 uint32_t gm_mac_key_id(const struct gm_mac *mac)
