@@ -267,8 +267,8 @@ void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 	        "misplaced-frag %lu unknown-cts %lu unknown-rdata %lu misplaced-rdata %lu "
 	        "no-memory %lu; messages cut short %lu; refused (pool full) sends %lu "
 	        "receives %lu; rail failovers %lu revivals %lu duplicates %lu; striped pulls %lu "
-	        "chunks %lu bad-cts %lu; nacks sent %lu pulls nacked %lu unknown-nack %lu; striped "
-	        "bytes by rail%s\n",
+	        "chunks %lu bad-cts %lu; nacks sent %lu pulls nacked %lu unknown-nack %lu; bundled "
+	        "sends %lu; striped bytes by rail%s\n",
 	        ifname, m->port ? gm_port_num(m->port) : 0, (unsigned long)m->st.unknown_held,
 	        (unsigned long)m->st.unknown_released, (unsigned long)m->st.unknown_dropped,
 	        m->st.unknown_peak, (unsigned long)m->st.ux_dropped, m->st.ux_peak,
@@ -282,7 +282,7 @@ void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 	        (unsigned long)m->st.rail_dups, (unsigned long)m->st.stripe_pulls,
 	        (unsigned long)m->st.stripe_chunks, (unsigned long)m->st.drop_cts_bad,
 	        (unsigned long)m->st.nacks_sent, (unsigned long)m->st.pulls_nacked,
-	        (unsigned long)m->st.drop_nack_unknown, rails);
+	        (unsigned long)m->st.drop_nack_unknown, (unsigned long)m->st.bundled, rails);
 }
 
 /* Closing: tx's NACK now, or not at all (nothing is pushed after this). */

@@ -171,6 +171,7 @@ struct gm_tx {
 	bool internal; /* protocol frame of our own: no completion */
 	bool reported; /* completion written; freed once every frame is acked */
 	unsigned unacked;
+	unsigned riders; /* messages that rode in this send's frame (gm_peer_append) */
 	int err;
 	enum gm_tx_state state;
 	/*
@@ -265,6 +266,7 @@ struct gm_msg_stats {
 	uint64_t drop_no_memory; /* ... no memory for a new peer or an unexpected message */
 	uint64_t msgs_cut;       /* messages failed (FI_EIO): their sender started another */
 	uint64_t tx_refused, rx_refused; /* operations refused with -FI_EAGAIN: pool full */
+	uint64_t bundled; /* small messages sent in the frame of the one before (BUNDLE) */
 	/* Rails: rails given up (frames moved), rails used again, and frames
 	 * dropped as duplicates of what came on the other rail. */
 	uint64_t rail_failovers, rail_revivals, rail_dups;

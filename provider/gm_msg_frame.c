@@ -75,6 +75,34 @@ static void on_eager(struct gm_msg *m, struct gm_conn *conn, const void *body, s
 	on_msg_first(m, conn, GM_FT_EAGER, body, len);
 }
 
+/* Messages back to back, each as an EAGER frame's body (gm_wire.h). */
+static void on_bundle(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len)
+{
+	const uint8_t *p = body;
+
+	while (len) {
+		struct gm_msg_hdr h;
+		size_t n;
+
+		if (len < sizeof(h)) {
+			m->st.drop_malformed++;
+			MSG_WARN(m, "dropping the %zu-byte tail of a bundle\n", len);
+			return;
+		}
+		gm_msg_hdr_decode(p, &h);
+		if (h.msg_len > len - sizeof(h)) {
+			m->st.drop_malformed++;
+			MSG_WARN(m, "dropping the rest of a bundle: message of %lu bytes in %zu\n",
+			         (unsigned long)h.msg_len, len - sizeof(h));
+			return;
+		}
+		n = sizeof(h) + (size_t)h.msg_len;
+		on_msg_first(m, conn, GM_FT_EAGER, p, n);
+		p += n;
+		len -= n;
+	}
+}
+
 static void on_start(struct gm_msg *m, struct gm_conn *conn, const void *body, size_t len)
 {
 	on_msg_first(m, conn, GM_FT_START, body, len);
@@ -155,7 +183,7 @@ typedef void (*gm_handler_fn)(struct gm_msg *m, struct gm_conn *conn, const void
 static const gm_handler_fn gm_handlers[GM_FT_MAX] = {
     [GM_FT_EAGER] = on_eager,       [GM_FT_START] = on_start,     [GM_FT_FRAG] = on_frag,
     [GM_FT_RTS] = on_rts,           [GM_FT_CTS] = gm_rndv_on_cts, [GM_FT_RDATA] = gm_rndv_on_rdata,
-    [GM_FT_NACK] = gm_rndv_on_nack,
+    [GM_FT_NACK] = gm_rndv_on_nack, [GM_FT_BUNDLE] = on_bundle,
 };
 
 void gm_msg_on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)

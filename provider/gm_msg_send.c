@@ -180,6 +180,33 @@ int gm_tx_send_one(struct gm_tx *tx, struct gm_peer *peer, size_t max_body, size
 	return tx_send_one(tx, peer, max_body, sent);
 }
 
+/*
+ * A small message whose predecessor to the same peer still waits to leave
+ * rides in that frame (GM_FT_BUNDLE): a burst of small sends, as between
+ * two progress passes (gm_domain_kick), costs one frame, one system call's
+ * share and one acknowledgement.  Its data is copied, so it is sent, and
+ * completes, at once like any buffered send; the frame's owner (its
+ * cookie) answers for it if the frame is lost.  One rail only: striping
+ * orders messages by rules of its own.
+ */
+static bool tx_ride(struct gm_tx *tx, struct gm_peer *peer)
+{
+	struct gm_tx *owner;
+	uint32_t mcrc = 0;
+
+	if (tx->first_type != GM_FT_EAGER || tx->first_sent || tx->msg->nrails > 1 ||
+	    (tx->flags & (FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)))
+		return false;
+	owner = gm_peer_append(peer, sizeof(struct gm_msg_hdr), tx_encode_thdr, tx, tx->iov,
+	                       tx->iov_count, &mcrc);
+	if (!owner)
+		return false;
+	owner->riders++;
+	tx->msg->st.bundled++;
+	tx->state = GM_TX_SENT;
+	return true;
+}
+
 /* Push queued frames of one conn into the net until its window is full. */
 void gm_conn_push(struct gm_conn *conn)
 {
@@ -199,6 +226,11 @@ again:
 	{
 		struct gm_tx *tx = gm_list_entry(pos, struct gm_tx, entry);
 
+		if (tx_ride(tx, conn->peer)) {
+			gm_list_del(&tx->entry);
+			gm_tx_maybe_complete(tx);
+			continue;
+		}
 		do {
 			int ret = tx_send_one(tx, conn->peer, max_body, &sent);
 			if (ret == -FI_EAGAIN) {
@@ -414,6 +446,11 @@ void gm_msg_on_failed_frame(void *ctx, struct gm_peer *peer, void *cookie, int e
 	if (tx->reported && !tx->err && !tx->internal) {
 		/* Completed when buffered, lost now: the one trace left is the
 		 * send counter's error count (README, "Send completion"). */
+		tx->msg->st.sends_lost++;
+		tx->msg->up->send_lost(tx->msg->up_ctx);
+	}
+	/* Its riders completed when buffered, whatever it did. */
+	for (; tx->riders; tx->riders--) {
 		tx->msg->st.sends_lost++;
 		tx->msg->up->send_lost(tx->msg->up_ctx);
 	}

@@ -319,6 +319,18 @@ int gm_peer_send_zc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr
                     const struct iovec *iov, size_t iov_cnt, uint32_t *crc, void *cookie);
 
 /*
+ * Append one whole small message (an EAGER body: a thdr_len-byte type
+ * header written by enc after the payload's CRC is chained into *crc, then
+ * the iov payload, copied) to the last frame queued to peer, if that frame
+ * has not left yet, is an EAGER or BUNDLE frame held in its buffer, and
+ * has room; the frame becomes a BUNDLE (gm_wire.h).  Returns the cookie of
+ * that frame, which answers for the rider when the frame is acked or
+ * failed, or NULL when the message needs a frame of its own.
+ */
+void *gm_peer_append(struct gm_peer *peer, size_t thdr_len, gm_thdr_fn enc, void *arg,
+                     const struct iovec *iov, size_t iov_cnt, uint32_t *crc);
+
+/*
  * Ask the peer to acknowledge the frame just queued to it at once, not
  * after its ack delay (GM_F_ACKNOW): for the last frame of a send whose
  * completion waits for that acknowledgement.

@@ -876,6 +876,45 @@ int gm_peer_send_zc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr
 	                iov_cnt <= GM_ZC_IOV);
 }
 
+void *gm_peer_append(struct gm_peer *peer, size_t thdr_len, gm_thdr_fn enc, void *arg,
+                     const struct iovec *iov, size_t iov_cnt, uint32_t *crc)
+{
+	struct gm_rel *rel = peer->port->rel;
+	size_t plen = iov_total(iov, iov_cnt), body;
+	struct gm_buf *b;
+	uint8_t *gm, *p;
+	uint32_t seed = *crc;
+	uint16_t len;
+
+	if (peer->failed || peer->snd_nxt == peer->snd_una)
+		return NULL;
+	b = peer->txw[SLOT(rel, peer->snd_nxt - 1)];
+	/* Not once it has left (a receiver may hold it) or been sealed. */
+	if (!b || b->sent || b->sealed || b->retx || b->nzc)
+		return NULL;
+	gm = b->data + ETH_HLEN;
+	if (gm[offsetof(struct gm_hdr, type)] != GM_FT_EAGER &&
+	    gm[offsetof(struct gm_hdr, type)] != GM_FT_BUNDLE)
+		return NULL;
+	body = b->len - ETH_HLEN - HDR_LEN;
+	if (HDR_LEN + body + thdr_len + plen > rel->cfg.max_frame)
+		return NULL;
+	p = b->data + b->len;
+	*crc = copy_crc(p + thdr_len, iov, iov_cnt, seed);
+	enc(p, *crc, arg);
+	/* The body's CRC goes on through the rider: header, then payload,
+	 * whose CRC from another seed is a shift away (gm_crc32c_shift). */
+	if (!peer->port->mac)
+		b->body_crc =
+		    *crc ^ gm_crc32c_shift(seed ^ gm_crc32c(b->body_crc, p, thdr_len), plen);
+	body += thdr_len + plen;
+	b->len = b->hlen = (uint32_t)(ETH_HLEN + HDR_LEN + body);
+	gm[offsetof(struct gm_hdr, type)] = GM_FT_BUNDLE;
+	len = htobe16((uint16_t)body);
+	memcpy(gm + offsetof(struct gm_hdr, len), &len, sizeof(len));
+	return b->cookie;
+}
+
 void gm_peer_ack_now(struct gm_peer *peer)
 {
 	struct gm_rel *rel = peer->port->rel;

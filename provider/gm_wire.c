@@ -11,6 +11,7 @@ size_t gm_wire_type_hlen(uint8_t type)
 	case GM_FT_ACK:
 		return sizeof(struct gm_ack_body);
 	case GM_FT_EAGER:
+	case GM_FT_BUNDLE:
 	case GM_FT_START:
 	case GM_FT_RTS:
 		return sizeof(struct gm_msg_hdr);

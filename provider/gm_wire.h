@@ -30,8 +30,9 @@
  * 6: NACK, a sender's refusal of a pull it was asked for (gm_nack_hdr).
  * 7: with a secret, frames of up to GM_MAC_SIP_MAX bytes carry SipHash
  * (gm_mac.h) instead of Poly1305.
+ * 8: BUNDLE, several whole small messages to one peer in one frame.
  */
-#define GM_WIRE_VERSION      7
+#define GM_WIRE_VERSION      8
 #define GM_ETHERTYPE_DEFAULT 0x88B5
 #define GM_ETH_HLEN          14
 
@@ -47,6 +48,10 @@ enum gm_ftype {
 	GM_FT_PING = 8,  /* keepalive probe: no body; acked, never delivered */
 	GM_FT_VOID = 9,  /* frames moved to another rail: gm_void_hdr; acked, never delivered */
 	GM_FT_NACK = 10, /* the sender will not serve a pull it was asked for: gm_nack_hdr */
+	/* Whole messages, each an EAGER body (gm_msg_hdr + msg_len bytes of
+	 * data), back to back: a burst of small sends to one peer in one frame.
+	 * One sequence number, so one acknowledgement, for them all. */
+	GM_FT_BUNDLE = 11,
 	GM_FT_MAX
 };
 

@@ -59,6 +59,24 @@ static void msg_frame(uint8_t type, uint32_t id, uint32_t mflags, uint64_t tag, 
 	frame(type, b, sizeof(m) + dlen);
 }
 
+/* A BUNDLE of n messages of dlen bytes each, ids from id; the last one's
+ * msg_len says last_len (a lie when it differs from dlen). */
+static void bundle_frame(uint32_t id, unsigned n, size_t dlen, uint64_t last_len)
+{
+	uint8_t b[FZ_MTU];
+	size_t at = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct gm_msg_hdr m = {.msg_id = id + i, .msg_len = i + 1 < n ? dlen : last_len};
+
+		gm_msg_hdr_encode(b + at, &m);
+		at += sizeof(m);
+		memset(b + at, (int)i, dlen);
+		at += dlen;
+	}
+	frame(GM_FT_BUNDLE, b, at);
+}
+
 static void frag_frame(uint8_t type, uint32_t id, uint64_t off, size_t dlen)
 {
 	uint8_t b[FZ_MTU];
@@ -151,6 +169,14 @@ int main(int argc, char **argv)
 	msg_frame(GM_FT_EAGER, 0, GM_M_TAGGED | GM_M_DATA, 5, 80, 80);
 	recv_op(FZ_TAGGED, 40, 5);
 	err |= save(d, "eager-unexpected-trunc");
+
+	recv_op(0, 100, 0);
+	bundle_frame(0, 4, 20, 20);
+	recv_op(0, 100, 0);
+	err |= save(d, "bundle");
+
+	bundle_frame(0, 3, 20, 4000);
+	err |= save(d, "bundle-overlong");
 
 	recv_op(0, 3000, 0);
 	msg_frame(GM_FT_START, 0, 0, 0, 3000, 1400);
