@@ -323,9 +323,9 @@ int gm_peer_send_zc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr
  * header written by enc after the payload's CRC is chained into *crc, then
  * the iov payload, copied) to the last frame queued to peer, if that frame
  * has not left yet, is an EAGER or BUNDLE frame held in its buffer, and
- * has room; the frame becomes a BUNDLE (gm_wire.h).  Returns the cookie of
- * that frame, which answers for the rider when the frame is acked or
- * failed, or NULL when the message needs a frame of its own.
+ * has room, and has a cookie; the frame becomes a BUNDLE (gm_wire.h).
+ * Returns that cookie, which answers for the rider when the frame is acked
+ * or failed, or NULL when the message needs a frame of its own.
  */
 void *gm_peer_append(struct gm_peer *peer, size_t thdr_len, gm_thdr_fn enc, void *arg,
                      const struct iovec *iov, size_t iov_cnt, uint32_t *crc);

@@ -884,17 +884,15 @@ void *gm_peer_append(struct gm_peer *peer, size_t thdr_len, gm_thdr_fn enc, void
 	struct gm_buf *b;
 	uint8_t *gm, *p;
 	uint32_t seed = *crc;
-	uint16_t len;
 
 	if (peer->failed || peer->snd_nxt == peer->snd_una)
 		return NULL;
 	b = peer->txw[SLOT(rel, peer->snd_nxt - 1)];
 	/* Not once it has left (a receiver may hold it) or been sealed. */
-	if (!b || b->sent || b->sealed || b->retx || b->nzc)
+	if (!b || !b->cookie || b->sent || b->sealed || b->retx || b->nzc)
 		return NULL;
 	gm = b->data + ETH_HLEN;
-	if (gm[offsetof(struct gm_hdr, type)] != GM_FT_EAGER &&
-	    gm[offsetof(struct gm_hdr, type)] != GM_FT_BUNDLE)
+	if (gm_hdr_type(gm) != GM_FT_EAGER && gm_hdr_type(gm) != GM_FT_BUNDLE)
 		return NULL;
 	body = b->len - ETH_HLEN - HDR_LEN;
 	if (HDR_LEN + body + thdr_len + plen > rel->cfg.max_frame)
@@ -909,9 +907,7 @@ void *gm_peer_append(struct gm_peer *peer, size_t thdr_len, gm_thdr_fn enc, void
 		    *crc ^ gm_crc32c_shift(seed ^ gm_crc32c(b->body_crc, p, thdr_len), plen);
 	body += thdr_len + plen;
 	b->len = b->hlen = (uint32_t)(ETH_HLEN + HDR_LEN + body);
-	gm[offsetof(struct gm_hdr, type)] = GM_FT_BUNDLE;
-	len = htobe16((uint16_t)body);
-	memcpy(gm + offsetof(struct gm_hdr, len), &len, sizeof(len));
+	gm_hdr_set_bundle(gm, (uint16_t)body);
 	return b->cookie;
 }
 

@@ -262,6 +262,23 @@ static inline void gm_hdr_set_nonce(void *hdr, uint64_t nonce)
 }
 
 /*
+ * A queued EAGER or BUNDLE frame that took another message before it left
+ * (gm_peer_append): a BUNDLE of body_len bytes now.  type reads it back.
+ */
+static inline uint8_t gm_hdr_type(const void *hdr)
+{
+	return ((const uint8_t *)hdr)[offsetof(struct gm_hdr, type)];
+}
+
+static inline void gm_hdr_set_bundle(void *hdr, uint16_t body_len)
+{
+	uint16_t v = htobe16(body_len);
+
+	((uint8_t *)hdr)[offsetof(struct gm_hdr, type)] = GM_FT_BUNDLE;
+	memcpy((uint8_t *)hdr + offsetof(struct gm_hdr, len), &v, sizeof(v));
+}
+
+/*
  * Whether an Ethernet frame of len bytes is a gamma frame of the low class
  * (GM_F_LOW), read before anything is decoded or checked: it only orders
  * delivery, a forged flag gains nothing.
