@@ -39,7 +39,7 @@ timeout 30 "$GC" down "$NAME" >/dev/null || fail "second down (idempotent) faile
 ok "down removes everything; down again is a no-op"
 
 # --- one namespace per node, jumbo MTU -------------------------------------------
-up "$NAME" --nodes 2 --netns --mtu 9000 --dq on
+up "$NAME" --nodes 2 --netns --mtu 9000 --dq on --gso off
 sub=$("$GC" subnet "$NAME") || fail "subnet"
 base=${sub%.0/24}
 for i in 0 1; do
@@ -53,7 +53,13 @@ for i in 0 1; do
 		fail "$ns: mtu is not 9000"
 	[ "$("$GC" exec "$NAME" $i hostname)" = "$ns" ] || fail "exec on node $i: hostname is not $ns"
 	ip link show "gc-$NAME-n$i" >/dev/null 2>&1 && fail "gc-$NAME-n$i visible in the caller's namespace"
+	for end in "ip netns exec $ns ethtool -k gc-$NAME-n$i" "ethtool -k gc-$NAME-p$i"; do
+		# shellcheck disable=SC2086
+		[ "$($end | grep -cE '^(tcp|generic)-segmentation-offload: off')" = 2 ] ||
+			fail "--gso off: TSO/GSO still on ($end)"
+	done
 done
+"$GC" status "$NAME" | grep -q 'gso=off' || fail "status does not show gso=off"
 for d in "gc-$NAME-p0" "gc-$NAME-br"; do
 	ip -o link show dev "$d" | grep -q 'mtu 9000' || fail "$d: mtu is not 9000"
 done
@@ -63,13 +69,13 @@ others=$(ip -4 -o addr show | grep -v "gc-$NAME-br" | awk '{print $4}' | grep -c
 hf=$("$GC" hostfile "$NAME" --slots 2) || fail "hostfile"
 [ "$(cat "$hf")" = "gc-$NAME-n0 slots=2
 gc-$NAME-n1 slots=2" ] || fail "hostfile content: $(cat "$hf")"
-ok "netns cluster: namespaces, addresses in $sub, mtu 9000, hostnames, hostfile"
+ok "netns cluster: namespaces, addresses in $sub, mtu 9000, TSO/GSO off on both link ends, hostnames, hostfile"
 timeout 30 "$GC" down "$NAME" >/dev/null || fail "down failed"
 [ -z "$(residue "$NAME")" ] || fail "residue after netns down: $(residue "$NAME")"
 ok "netns down removes everything"
 
 # --- failed ups leave nothing ------------------------------------------------------
-for bad in "--nodes 2 --mtu 99999" "--nodes 0" "--nodes 2 --dq maybe" "--nodes 2 --reorder 25%" \
+for bad in "--nodes 2 --mtu 99999" "--nodes 0" "--nodes 2 --dq maybe" "--nodes 2 --gso maybe" "--nodes 2 --reorder 25%" \
 	"--nodes 2 --rate fast" "--nodes 2 --bogus"; do
 	# shellcheck disable=SC2086
 	timeout 30 "$GC" up "$NAME" $bad >"$WORK/o" 2>&1 && fail "up $bad succeeded"
