@@ -174,10 +174,15 @@ int pp_lat(struct pp_bench *b, uint32_t size, double *usec)
 	return lat_loop(b, size, b->p->warmup, b->p->iters, usec);
 }
 
+/*
+ * Thousands of round trips (0.1-0.5 s), not a handful: on the VMs here the
+ * first ~10000 round trips after a pause ran 1.5-2x slower (8 B over gamma:
+ * 7-9 us, then 4.2-5.5), which inflated whichever size came first.
+ */
 int pp_connect_warmup(struct pp_bench *b)
 {
 	double ignored;
-	return lat_loop(b, 8, 0, 16, &ignored);
+	return lat_loop(b, 8, 0, PP_SETUP_ROUND_TRIPS, &ignored);
 }
 
 static int post_window(struct pp_bench *b, uint32_t size, uint32_t window, uint64_t k)

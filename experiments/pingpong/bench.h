@@ -38,8 +38,9 @@ void pp_bench_fini(struct pp_bench *b);
 /* Every bandwidth window holds at most this many bytes of receive buffers. */
 uint32_t pp_bw_window(const struct pp_plan *p, uint32_t size);
 
-/* Untimed round trips, so that connection set-up (e.g. ofi_rxm's) stays out
- * of the first measurement. */
+/* PP_SETUP_ROUND_TRIPS untimed 8 B round trips, so that connection set-up
+ * (e.g. ofi_rxm's) and a cold start stay out of the first measurement. */
+#define PP_SETUP_ROUND_TRIPS 20000
 int pp_connect_warmup(struct pp_bench *b);
 /* Each returns the client's measurement (the server's value is meaningless). */
 int pp_lat(struct pp_bench *b, uint32_t size, double *usec);

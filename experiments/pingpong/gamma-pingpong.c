@@ -148,10 +148,11 @@ static int run(struct pp_opts *o, struct pp_fab *f, int *fdp)
 		struct fi_info *i = f->g.info;
 		pp_report_note(o->csv,
 		               "gamma-pingpong: provider %s, domain %s, tclass %s, inject %zu B, "
-		               "reps %u, iters %u, warmup %u, %s",
+		               "reps %u, iters %u, warmup %u, %s, set-up round trips %u",
 		               i->fabric_attr->prov_name, i->domain_attr->name,
 		               p->tclass_high ? "high" : "low", f->inject_size, p->reps, p->iters,
-		               p->warmup, o->wait ? "blocking waits" : "busy polling");
+		               p->warmup, o->wait ? "blocking waits" : "busy polling",
+		               PP_SETUP_ROUND_TRIPS);
 		if (o->csv)
 			printf("test,size,value,unit\n");
 	}

@@ -77,9 +77,12 @@ run sweep -- --sizes 0:1M --bw-sizes 1K:1M --iters $iters --warmup $warmup --rep
 [ "$cli_rc" -eq 0 ] || fail "client exited $cli_rc"
 [ "$srv_rc" -eq 0 ] || fail "server exited $srv_rc"
 line=$(grep '^# verified: every byte of' "$work/sweep.cli") || fail "client printed no verified line"
-# The client checks 16 set-up pongs, 22 latency sizes (0, 1, 2 .. 1 MiB) and
-# the quiet and loaded 8 B latency runs, each warmup + iters round trips.
-want=$((16 + 22 * (iters + warmup) + 2 * (iters + warmup)))
+# The client checks the set-up pongs its header line names, 22 latency sizes
+# (0, 1, 2 .. 1 MiB) and the quiet and loaded 8 B latency runs, each warmup +
+# iters round trips.
+setup=$(sed -nE 's/^# gamma-pingpong: .*set-up round trips ([0-9]+).*/\1/p' "$work/sweep.cli")
+[ -n "$setup" ] || fail "client header names no set-up round trips"
+want=$((setup + 22 * (iters + warmup) + 2 * (iters + warmup)))
 read -r srv_msgs srv_bytes cli_msgs cli_bytes < <(sed -E \
 	's/.*of ([0-9]+) messages \(([0-9]+) bytes\) at the server and ([0-9]+) messages \(([0-9]+) bytes\).*/\1 \2 \3 \4/' <<<"$line")
 [ "$cli_msgs" = "$want" ] || fail "client verified $cli_msgs messages, expected $want"
