@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,10 +133,34 @@ static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gm_list live = GM_LIST_INIT(live);
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
+/*
+ * exit() may come from a signal handler that interrupted this very thread
+ * inside the provider (libinfinipath's SIGTERM handler does that): a lock
+ * may then be ours already (EDEADLK from the error-checking mutex), or
+ * taken by an interrupted pthread_mutex_lock that never returns, and
+ * waiting for it would hang the exit for ever.  True: the lock is ours,
+ * unlock it after use.
+ */
+static bool lock_for_exit(pthread_mutex_t *m)
+{
+	struct timespec ts;
+	int rc;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 1;
+	rc = pthread_mutex_timedlock(m, &ts);
+	return rc == 0 || rc == EDEADLK;
+}
+
 /* Under live_lock. */
 static void thread_stop(struct gm_domain *dom)
 {
-	pthread_mutex_lock(&dom->lock);
+	if (!lock_for_exit(&dom->lock)) {
+		/* Held for good: the thread cannot take it either, so it runs
+		 * no provider code again. */
+		dom->thread_gone = true;
+		return;
+	}
 	dom->stop = true;
 	pthread_cond_signal(&dom->thread_cv);
 	pthread_mutex_unlock(&dom->lock);
@@ -147,7 +172,8 @@ void gm_domains_quiesce(void)
 {
 	struct gm_list *pos, *tmp;
 
-	pthread_mutex_lock(&live_lock);
+	if (!lock_for_exit(&live_lock))
+		return;
 	gm_list_for_each_safe(&live, pos, tmp)
 	{
 		struct gm_domain *dom = gm_list_entry(pos, struct gm_domain, live_entry);
@@ -156,6 +182,17 @@ void gm_domains_quiesce(void)
 			thread_stop(dom);
 	}
 	pthread_mutex_unlock(&live_lock);
+}
+
+/* A mutex whose owner gets EDEADLK from locking it again (thread_stop). */
+static void errorcheck_init(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t ma;
+
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(m, &ma);
+	pthread_mutexattr_destroy(&ma);
 }
 
 /* A forked child has none of its parent's threads to stop. */
@@ -167,7 +204,7 @@ static void forget_threads(void)
 	{
 		gm_list_entry(pos, struct gm_domain, live_entry)->thread_gone = true;
 	}
-	pthread_mutex_init(&live_lock, NULL);
+	errorcheck_init(&live_lock);
 }
 
 /*
@@ -176,6 +213,8 @@ static void forget_threads(void)
  */
 static void exit_hooks(void)
 {
+	/* Before the first domain, which is live_lock's first user. */
+	errorcheck_init(&live_lock);
 	gm_mac_lib_init();
 	atexit(gm_domains_quiesce);
 	pthread_atfork(NULL, NULL, forget_threads);
@@ -527,7 +566,7 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 		free(dom);
 		return ret;
 	}
-	pthread_mutex_init(&dom->lock, NULL);
+	errorcheck_init(&dom->lock);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -537,7 +576,13 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 	dom->app_progress_us = coarse_us();
 	pthread_once(&exit_once, exit_hooks);
 	pthread_mutex_lock(&live_lock);
+	/* The thread blocks every signal (it inherits the mask): the
+	 * application's handlers run on its own threads, never on ours. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = pthread_create(&dom->thread, NULL, progress_thread, dom);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!ret)
 		gm_list_add_tail(&live, &dom->live_entry);
 	pthread_mutex_unlock(&live_lock);

@@ -16,7 +16,8 @@ shim=$BUILT/tools/.libs/dlclose-linger.so
 [ -x "$prog" ] && [ -e "$shim" ] || fail "$prog or $shim not built (make check builds them)"
 
 a=gex$$a b=gex$$b
-trap 'ip link del "$a" 2>/dev/null' EXIT
+WORK_OUT=$(mktemp /tmp/gm-exitopen.XXXXXX)
+trap 'ip link del "$a" 2>/dev/null; rm -f "$WORK_OUT"' EXIT
 ip link add "$a" type veth peer name "$b" && ip link set "$a" up && ip link set "$b" up || exit 1
 
 for i in $(seq 10); do
@@ -27,3 +28,28 @@ for i in $(seq 10); do
 	grep -q '^dlclose-linger: lingering$' <<<"$out" || fail "run $i: the provider was never unloaded: $out"
 done
 echo "ok: 10 exits with 16 sends unacknowledged and the domain open: no fault after the provider was unloaded"
+
+# exit() from a SIGTERM handler that interrupted fi_cq_read inside the
+# provider (libinfinipath's handler does this; fabtests' -E runs loaded it):
+# the domain lock is held by the exiting thread itself. The exit once
+# waited for that lock for ever. SIGTERMs go until the process is gone.
+out=$WORK_OUT
+for i in $(seq 5); do
+	FI_GAMMA_PROGRESS_IDLE=1 FI_GAMMA_RTO=200 "$prog" "$a" 4 signal >"$out" 2>&1 &
+	pid=$!
+	for _ in $(seq 6000); do grep -q '^polling$' "$out" && break; kill -0 $pid 2>/dev/null || break; sleep 0.01; done
+	grep -q '^polling$' "$out" || { kill -KILL $pid 2>/dev/null; fail "run $i: never polled: $(cat "$out")"; }
+	for k in $(seq 3000); do
+		kill -TERM $pid 2>/dev/null || break
+		sleep 0.01
+	done
+	if kill -0 $pid 2>/dev/null; then
+		kill -KILL $pid
+		wait $pid 2>/dev/null
+		fail "run $i: still alive after 3000 SIGTERMs: its exit hangs"
+	fi
+	wait $pid
+	rc=$?
+	[ $rc = 3 ] || fail "run $i: exit status $rc, not the handler's 3: $(cat "$out")"
+done
+echo "ok: 5 exits from a SIGTERM handler that interrupted the provider inside fi_cq_read"

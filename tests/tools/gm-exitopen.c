@@ -8,8 +8,13 @@
  * libfabric then unloads the provider at exit; the provider's threads must
  * be stopped by then.  Prints "sent N" and exits 0, or a FAIL line and 1.
  *
- *   gm-exitopen IFACE NSENDS
+ * With "signal", it then polls the CQ for ever under a SIGTERM handler that
+ * calls exit(3), as libinfinipath's does: the signal lands inside the
+ * provider, with the domain lock held, and the exit must still complete.
+ *
+ *   gm-exitopen IFACE NSENDS [signal]
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +26,12 @@
 #include <rdma/fi_tagged.h>
 
 static char buf[65536];
+
+static void exit_on_term(int sig)
+{
+	(void)sig;
+	exit(3);
+}
 
 static int die(const char *what, int rc)
 {
@@ -44,8 +55,9 @@ int main(int argc, char **argv)
 	fi_addr_t nobody;
 	int n, rc;
 
-	if (argc != 3 || (n = atoi(argv[2])) < 1) {
-		fprintf(stderr, "usage: gm-exitopen IFACE NSENDS\n");
+	if (argc < 3 || argc > 4 || (n = atoi(argv[2])) < 1 ||
+	    (argc == 4 && strcmp(argv[3], "signal"))) {
+		fprintf(stderr, "usage: gm-exitopen IFACE NSENDS [signal]\n");
 		return 2;
 	}
 	hints = fi_allocinfo();
@@ -92,5 +104,15 @@ int main(int argc, char **argv)
 		fi_cq_read(cq, &e, 1);
 	}
 	printf("sent %d\n", n);
+	if (argc == 4) {
+		signal(SIGTERM, exit_on_term);
+		printf("polling\n");
+		fflush(stdout);
+		for (;;) {
+			struct fi_cq_tagged_entry e;
+
+			fi_cq_read(cq, &e, 1);
+		}
+	}
 	return 0;
 }
