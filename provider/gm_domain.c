@@ -136,20 +136,18 @@ static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 /*
  * exit() may come from a signal handler that interrupted this very thread
  * inside the provider (libinfinipath's SIGTERM handler does that): a lock
- * may then be ours already (EDEADLK from the error-checking mutex), or
- * taken by an interrupted pthread_mutex_lock that never returns, and
- * waiting for it would hang the exit for ever.  True: the lock is ours,
- * unlock it after use.
+ * is then held by a frame that never resumes, and waiting for it would
+ * hang the exit for ever.  So wait a second at most (the domain lock stays
+ * a plain mutex: an error-checking one would answer at once, at a price on
+ * every lock of the data path).  True: the lock is ours.
  */
 static bool lock_for_exit(pthread_mutex_t *m)
 {
 	struct timespec ts;
-	int rc;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 1;
-	rc = pthread_mutex_timedlock(m, &ts);
-	return rc == 0 || rc == EDEADLK;
+	return pthread_mutex_timedlock(m, &ts) == 0;
 }
 
 /* Under live_lock. */
@@ -184,17 +182,6 @@ void gm_domains_quiesce(void)
 	pthread_mutex_unlock(&live_lock);
 }
 
-/* A mutex whose owner gets EDEADLK from locking it again (thread_stop). */
-static void errorcheck_init(pthread_mutex_t *m)
-{
-	pthread_mutexattr_t ma;
-
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
-	pthread_mutex_init(m, &ma);
-	pthread_mutexattr_destroy(&ma);
-}
-
 /* A forked child has none of its parent's threads to stop. */
 static void forget_threads(void)
 {
@@ -204,7 +191,7 @@ static void forget_threads(void)
 	{
 		gm_list_entry(pos, struct gm_domain, live_entry)->thread_gone = true;
 	}
-	errorcheck_init(&live_lock);
+	pthread_mutex_init(&live_lock, NULL);
 }
 
 /*
@@ -213,8 +200,6 @@ static void forget_threads(void)
  */
 static void exit_hooks(void)
 {
-	/* Before the first domain, which is live_lock's first user. */
-	errorcheck_init(&live_lock);
 	gm_mac_lib_init();
 	atexit(gm_domains_quiesce);
 	pthread_atfork(NULL, NULL, forget_threads);
@@ -566,7 +551,7 @@ int gm_domain_open(struct fid_fabric *fabric, struct fi_info *info, struct fid_d
 		free(dom);
 		return ret;
 	}
-	errorcheck_init(&dom->lock);
+	pthread_mutex_init(&dom->lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -39,14 +39,14 @@ for i in $(seq 5); do
 	pid=$!
 	for _ in $(seq 6000); do grep -q '^polling$' "$out" && break; kill -0 $pid 2>/dev/null || break; sleep 0.01; done
 	grep -q '^polling$' "$out" || { kill -KILL $pid 2>/dev/null; fail "run $i: never polled: $(cat "$out")"; }
-	for k in $(seq 3000); do
+	for k in $(seq 6000); do
 		kill -TERM $pid 2>/dev/null || break
 		sleep 0.01
 	done
 	if kill -0 $pid 2>/dev/null; then
 		kill -KILL $pid
 		wait $pid 2>/dev/null
-		fail "run $i: still alive after 3000 SIGTERMs: its exit hangs"
+		fail "run $i: still alive after 6000 SIGTERMs: its exit hangs"
 	fi
 	wait $pid
 	rc=$?
