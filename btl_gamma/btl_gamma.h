@@ -281,6 +281,8 @@ void gamma_endpoint_learn_job(mca_btl_gamma_module_t *m);
 const uint8_t *gamma_secret_local(size_t *len);
 int gamma_secret_publish(void);
 int gamma_secret_apply(void);
+/* Frames to proc, of another job, at addr go under its job's secret. */
+int gamma_secret_bind(mca_btl_gamma_module_t *m, const struct opal_proc_t *proc, fi_addr_t addr);
 
 /* btl_gamma_module.c */
 int gamma_modex_send(void);

@@ -129,6 +129,9 @@ mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m, struc
 		return NULL;
 	}
 	free(addrs);
+	if (proc->proc_name.jobid != OPAL_PROC_MY_NAME.jobid &&
+	    gamma_secret_bind(m, proc, fi_addr) != OPAL_SUCCESS)
+		return NULL;
 
 	ep = OBJ_NEW(mca_btl_gamma_endpoint_t);
 	if (!ep)

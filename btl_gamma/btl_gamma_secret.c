@@ -17,6 +17,12 @@
  * one, the same for all, and switches its endpoints to it with
  * fi_setopt(FI_OPT_GAMMA_AUTH_KEY).  The first add_procs comes before any
  * send, so no frame of ours leaves under our own secret.
+ *
+ * A process of another job (MPI_Comm_spawn, MPI_Comm_connect) checks
+ * frames under its own job's secret, chosen there by the same rule: after
+ * the connect, PMIx gives us that job's modex too, so we seal what we send
+ * it with that secret (FI_OPT_GAMMA_PEER_AUTH_KEY), and it does the same
+ * with ours.  Both secrets stay known to their jobs' processes only.
  */
 #include "btl_gamma.h"
 
@@ -85,6 +91,47 @@ static int apply(const uint8_t *secret, size_t len)
 	return OPAL_SUCCESS;
 }
 
+/* The secret of job jobid: that of its lowest rank up to vpid that published one. */
+static uint8_t *job_secret(opal_jobid_t jobid, opal_vpid_t vpid)
+{
+	for (opal_vpid_t v = 0; v <= vpid; v++) {
+		opal_process_name_t n = {.jobid = jobid, .vpid = v};
+		uint8_t *d = NULL;
+		size_t sz = 0;
+		int rc;
+
+		OPAL_MODEX_RECV_STRING(rc, GAMMA_SECRET_KEY, &n, &d, &sz);
+		if (rc == OPAL_SUCCESS && sz == GAMMA_SECRET_LEN)
+			return d;
+		free(d);
+	}
+	return NULL;
+}
+
+int gamma_secret_bind(mca_btl_gamma_module_t *m, const struct opal_proc_t *proc, fi_addr_t addr)
+{
+	uint8_t *secret = job_secret(proc->proc_name.jobid, proc->proc_name.vpid);
+	int rc;
+
+	if (!secret) {
+		gamma_show_help("peer secret", m->ifname, OPAL_NAME_PRINT(proc->proc_name),
+		                opal_get_proc_hostname(proc), "its job published no secret",
+		                gamma_hostname());
+		return OPAL_ERR_UNREACH;
+	}
+	rc = fi_setopt(&m->ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_PEER_AUTH_KEY,
+	               &(struct fi_gamma_peer_key){addr, secret, GAMMA_SECRET_LEN},
+	               sizeof(struct fi_gamma_peer_key));
+	explicit_bzero(secret, GAMMA_SECRET_LEN);
+	free(secret);
+	if (rc) {
+		gamma_show_help("peer secret", m->ifname, OPAL_NAME_PRINT(proc->proc_name),
+		                opal_get_proc_hostname(proc), fi_strerror(-rc), gamma_hostname());
+		return OPAL_ERR_UNREACH;
+	}
+	return OPAL_SUCCESS;
+}
+
 int gamma_secret_apply(void)
 {
 	opal_process_name_t me = OPAL_PROC_MY_NAME;
@@ -102,17 +149,8 @@ int gamma_secret_apply(void)
 	 * By name, not from add_procs' list: ob1 may add peers one at a time.
 	 * Normally one look-up, rank 0's; ranks without gamma publish nothing.
 	 */
-	for (opal_vpid_t v = 0; v < me.vpid && !found; v++) {
-		opal_process_name_t n = {.jobid = me.jobid, .vpid = v};
-		uint8_t *d = NULL;
-		size_t sz = 0;
-
-		OPAL_MODEX_RECV_STRING(rc, GAMMA_SECRET_KEY, &n, &d, &sz);
-		if (rc == OPAL_SUCCESS && sz == GAMMA_SECRET_LEN)
-			found = d;
-		else
-			free(d);
-	}
+	if (me.vpid > 0)
+		found = job_secret(me.jobid, me.vpid - 1);
 	if (found)
 		best = found;
 	rc = apply(best, len);

@@ -10,6 +10,15 @@
  * and retransmitted), then set the job's.  Frames still queued are sealed
  * with the new key when they leave.
  *
+ * FI_OPT_GAMMA_PEER_AUTH_KEY (level FI_OPT_ENDPOINT, fi_setopt only, a
+ * struct fi_gamma_peer_key): frames to one address of the AV are sealed
+ * with that peer's secret (16 to 64 bytes) instead of the endpoint's: a
+ * peer of another job, which has a secret of its own (MPI_Comm_spawn,
+ * MPI_Comm_connect).  Each side names the other's secret; frames from the
+ * peer still come under the endpoint's own.  The setting lasts as long as
+ * the endpoint; frames still queued are sealed with it when they leave.
+ * -FI_EINVAL: an address not in the AV, or a secret of another size.
+ *
  * FI_OPT_GAMMA_KEY_ID (fi_getopt only, a uint32_t): the key the endpoint's
  * frames carry in the clear, the 4-byte key or the secret's id; it gives
  * away nothing about the secret.
@@ -25,12 +34,21 @@
 #ifndef FI_GAMMA_H
 #define FI_GAMMA_H
 
+#include <rdma/fabric.h>
+
 #define FI_PROV_SPECIFIC_GAMMA (0x6a3 << 16)
 
 enum {
 	FI_OPT_GAMMA_AUTH_KEY = -FI_PROV_SPECIFIC_GAMMA,
 	FI_OPT_GAMMA_KEY_ID,
 	FI_OPT_GAMMA_MSG_FRAMES,
+	FI_OPT_GAMMA_PEER_AUTH_KEY,
+};
+
+struct fi_gamma_peer_key {
+	fi_addr_t addr;  /* the peer, as fi_av_insert returned it */
+	const void *key; /* its secret */
+	size_t key_len;
 };
 
 struct fi_gamma_msg_frames {

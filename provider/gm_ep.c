@@ -242,6 +242,19 @@ static int gm_ep_setopt(fid_t fid, int level, int optname, const void *optval, s
 		pthread_mutex_unlock(&ep->dom->lock);
 		return ret;
 	}
+	if (optname == FI_OPT_GAMMA_PEER_AUTH_KEY) {
+		const struct fi_gamma_peer_key *pk = optval;
+		int ret;
+
+		if (optlen != sizeof(*pk) || !pk || !pk->key)
+			return -FI_EINVAL;
+		pthread_mutex_lock(&ep->dom->lock);
+		ret = ep->msg.port ? gm_msg_set_peer_auth(&ep->msg, pk->addr,
+		                                          &(struct gm_auth){pk->key, pk->key_len})
+		                   : -FI_EOPBADSTATE;
+		pthread_mutex_unlock(&ep->dom->lock);
+		return ret;
+	}
 	return -FI_ENOPROTOOPT;
 }
 

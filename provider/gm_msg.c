@@ -106,6 +106,21 @@ struct gm_conn *gm_msg_conn(struct gm_msg *m, fi_addr_t fi_addr)
 	return conn;
 }
 
+int gm_msg_set_peer_auth(struct gm_msg *m, fi_addr_t fi_addr, const struct gm_auth *auth)
+{
+	struct gm_conn *conn = gm_msg_conn(m, fi_addr);
+	int rc = 0;
+
+	if (!conn)
+		return m->up->av_addr(m->up_ctx, fi_addr) ? -FI_ENOMEM : -FI_EINVAL;
+	if (m->nrails < 2)
+		return gm_peer_set_auth(conn->peer, auth);
+	for (unsigned r = 0; r < m->nrails && !rc; r++)
+		if (conn->rails[r])
+			rc = gm_peer_set_auth(conn->rails[r], auth);
+	return rc;
+}
+
 /* The sender's fi_addr for completions and directed receives. */
 fi_addr_t gm_conn_src(struct gm_conn *conn)
 {

@@ -347,6 +347,9 @@ void gm_msg_frames(const struct gm_msg *m, size_t *first, size_t *next);
 int gm_msg_cancel(struct gm_msg *m, void *context);
 /* The connection to fi_addr, made on first use; NULL: not in the AV, or no memory. */
 struct gm_conn *gm_msg_conn(struct gm_msg *m, fi_addr_t fi_addr);
+/* FI_OPT_GAMMA_PEER_AUTH_KEY: frames to fi_addr, on every rail, go under
+ * this secret (gm_peer_set_auth). */
+int gm_msg_set_peer_auth(struct gm_msg *m, fi_addr_t fi_addr, const struct gm_auth *auth);
 /* FI_GAMMA_STATS: the line "gamma msg stats IFNAME port N: ..." */
 void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out);
 

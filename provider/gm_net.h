@@ -222,6 +222,13 @@ int gm_port_open(struct gm_net *net, uint16_t port, enum gm_class cls, const str
  */
 int gm_port_set_auth(struct gm_port *port, const struct gm_auth *auth);
 /*
+ * Seal frames to this peer with its job's secret (16 to 64 bytes), not the
+ * port's: a peer of another job (MPI_Comm_spawn, connect/accept), whose
+ * endpoint checks frames under its own job's secret.  Its frames to us come
+ * under ours, so nothing changes on receive.  -FI_EINVAL for other sizes.
+ */
+int gm_peer_set_auth(struct gm_peer *peer, const struct gm_auth *auth);
+/*
  * Send the acks the port owes (delayed ones included) and what is queued,
  * now: call before closing, while the port's callbacks may still run.
  */

@@ -74,6 +74,7 @@ struct gm_peer {
 	struct gm_peer *pnext, *pprev; /* the port's peer list */
 	struct gm_peer *ack_next;      /* owes an ack */
 	void *ctx;
+	const struct gm_secret *sec; /* frames to it are sealed with this; NULL: the port's */
 	bool failed, ack_listed, ack_now;
 	bool from_input; /* created by a received frame, not by the upper half */
 	bool dormant;    /* its frames were moved to another rail (gm_peer_reclaim) */
@@ -125,6 +126,19 @@ struct gm_peer {
 	uint64_t echo;         /* highest nonce received from it */
 };
 
+/*
+ * A secret that peers of another job are bound to (gm_peer_set_auth):
+ * frames to them are sealed with it, as their own endpoints check; theirs
+ * come to us under the port's own.  One per secret, for the port's life.
+ */
+struct gm_secret {
+	struct gm_secret *next;
+	uint32_t key;
+	struct gm_mac *mac;
+	size_t len;
+	uint8_t bytes[GM_SECRET_MAX];
+};
+
 struct gm_port {
 	struct gm_rel *rel;
 	struct gm_port *next;
@@ -132,6 +146,7 @@ struct gm_port {
 	enum gm_class cls;
 	uint32_t key, session; /* key: the 4-byte job key, or the secret's key id */
 	struct gm_mac *mac;    /* NULL: CRC-32C only */
+	struct gm_secret *secrets;
 	uint64_t tx_nonce;     /* nonce of the last frame sealed */
 	struct gm_peer *ptail; /* oldest of peers: reclaim looks there first */
 	const struct gm_port_ops *ops;
@@ -325,6 +340,25 @@ static void arm(struct gm_rel *rel, uint64_t when)
 
 /* ---- ports and peers ---- */
 
+/* Frames queued or refused by the link were sealed under the old key. */
+static void peer_unseal(struct gm_peer *pr)
+{
+	for (unsigned i = 0; i < pr->port->rel->ring; i++)
+		if (pr->txw[i])
+			pr->txw[i]->sealed = false;
+}
+
+/* What frames to the peer carry: its job's secret, or the port's own. */
+static uint32_t peer_key(const struct gm_peer *pr)
+{
+	return pr->sec ? pr->sec->key : pr->port->key;
+}
+
+static struct gm_mac *peer_mac(const struct gm_peer *pr)
+{
+	return pr->sec ? pr->sec->mac : pr->port->mac;
+}
+
 /* A 4-byte key, or a secret and its MAC state (gm_net.h struct gm_auth). */
 static int auth_parse(const struct gm_auth *a, uint32_t *key, struct gm_mac **mac)
 {
@@ -353,11 +387,39 @@ int gm_port_set_auth(struct gm_port *port, const struct gm_auth *auth)
 	gm_mac_destroy(port->mac);
 	port->mac = mac;
 	port->key = key;
-	/* Frames the link refused were sealed under the old key. */
 	for (struct gm_peer *pr = port->peers; pr; pr = pr->pnext)
-		for (unsigned i = 0; i < port->rel->ring; i++)
-			if (pr->txw[i])
-				pr->txw[i]->sealed = false;
+		if (!pr->sec)
+			peer_unseal(pr);
+	return 0;
+}
+
+int gm_peer_set_auth(struct gm_peer *pr, const struct gm_auth *auth)
+{
+	struct gm_port *port = pr->port;
+	struct gm_secret *s;
+	int rc;
+
+	if (!auth || auth->len < GM_SECRET_MIN || auth->len > GM_SECRET_MAX)
+		return -FI_EINVAL;
+	for (s = port->secrets; s; s = s->next)
+		if (s->len == auth->len && !memcmp(s->bytes, auth->key, auth->len))
+			break;
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return -FI_ENOMEM;
+		rc = auth_parse(auth, &s->key, &s->mac);
+		if (rc) {
+			free(s);
+			return rc;
+		}
+		s->len = auth->len;
+		memcpy(s->bytes, auth->key, auth->len);
+		s->next = port->secrets;
+		port->secrets = s;
+	}
+	pr->sec = s;
+	peer_unseal(pr);
 	return 0;
 }
 
@@ -473,6 +535,14 @@ void gm_rel_port_close(struct gm_port *port)
 		rel->npeers--;
 	}
 	gm_mac_destroy(port->mac);
+	while (port->secrets) {
+		struct gm_secret *s = port->secrets;
+
+		port->secrets = s->next;
+		gm_mac_destroy(s->mac);
+		explicit_bzero(s->bytes, sizeof(s->bytes));
+		free(s);
+	}
 	for (pp = &rel->ports; *pp; pp = &(*pp)->next) {
 		if (*pp == port) {
 			*pp = port->next;
@@ -754,7 +824,7 @@ static struct gm_buf *tx_frame(struct gm_peer *peer, uint8_t type, size_t body, 
 	                  .flags = GM_F_SEQ | (port->cls == GM_CLASS_LOW ? GM_F_LOW : 0),
 	                  .dst_port = peer->addr.port,
 	                  .src_port = port->num,
-	                  .key = port->key,
+	                  .key = peer_key(peer),
 	                  .session = port->session,
 	                  .seq = b->seq,
 	                  .len = (uint16_t)body,
@@ -812,7 +882,7 @@ int gm_peer_send(struct gm_peer *peer, uint8_t type, const void *thdr, size_t th
 	p = b->data + ETH_HLEN + HDR_LEN;
 	/* Without a secret the CRC of the body comes with the copy; a MAC is
 	 * computed as the frame leaves, since it covers the header too. */
-	if (peer->port->mac) {
+	if (peer_mac(peer)) {
 		memcpy(p, thdr, thdr_len);
 		p += thdr_len;
 		for (size_t i = 0; i < iov_cnt; i++) {
@@ -857,7 +927,7 @@ static int send_crc(struct gm_peer *peer, uint8_t type, size_t thdr_len, gm_thdr
 	enc(p, *crc, arg);
 	/* The body's checksum is the payload's CRC from another seed, the
 	 * CRC of the type header (gm_crc32c_shift), so no second pass. */
-	if (!peer->port->mac)
+	if (!peer_mac(peer))
 		b->body_crc = *crc ^ gm_crc32c_shift(seed ^ gm_crc32c(0, p, thdr_len), plen);
 	tx_queue(peer, b);
 	return 0;
@@ -902,7 +972,7 @@ void *gm_peer_append(struct gm_peer *peer, size_t thdr_len, gm_thdr_fn enc, void
 	enc(p, *crc, arg);
 	/* The body's CRC goes on through the rider: header, then payload,
 	 * whose CRC from another seed is a shift away (gm_crc32c_shift). */
-	if (!peer->port->mac)
+	if (!peer_mac(peer))
 		b->body_crc =
 		    *crc ^ gm_crc32c_shift(seed ^ gm_crc32c(b->body_crc, p, thdr_len), plen);
 	body += thdr_len + plen;
@@ -1759,12 +1829,15 @@ static bool stamp(struct gm_rel *rel, struct gm_peer *pr, uint8_t *gm)
  * The frame is len bytes at f, then more[nmore] (a zero-copy payload,
  * which the MAC reads again on every transmission).
  */
-static void seal(struct gm_port *port, uint8_t *f, size_t len, const struct iovec *more,
+static void seal(struct gm_peer *pr, uint8_t *f, size_t len, const struct iovec *more,
                  unsigned nmore, uint32_t body_crc)
 {
-	gm_hdr_set_nonce(f + ETH_HLEN, ++port->tx_nonce);
-	if (port->mac)
-		gm_mac_seal_iov(port->mac, f, len, more, nmore);
+	struct gm_mac *mac = peer_mac(pr);
+
+	gm_hdr_set_key(f + ETH_HLEN, peer_key(pr));
+	gm_hdr_set_nonce(f + ETH_HLEN, ++pr->port->tx_nonce);
+	if (mac)
+		gm_mac_seal_iov(mac, f, len, more, nmore);
 	else
 		gm_frame_seal_body(f + ETH_HLEN, body_crc);
 }
@@ -1796,13 +1869,13 @@ static void build_ack(struct gm_rel *rel, struct gm_peer *pr, uint8_t *f)
 	                      .flags = 0, /* acks are high class: they unblock senders */
 	                      .dst_port = pr->addr.port,
 	                      .src_port = pr->port->num,
-	                      .key = pr->port->key,
+	                      .key = peer_key(pr),
 	                      .session = pr->port->session,
 	                      .len = sizeof(ab),
 	                  });
 	gm_ack_body_encode(gm + HDR_LEN, &ab);
 	stamp(rel, pr, gm);
-	seal(pr->port, f, ETH_HLEN + HDR_LEN + sizeof(ab), NULL, 0,
+	seal(pr, f, ETH_HLEN + HDR_LEN + sizeof(ab), NULL, 0,
 	     gm_crc32c(0, gm + HDR_LEN, sizeof(ab)));
 }
 
@@ -1886,7 +1959,7 @@ int gm_rel_flush(struct gm_rel *rel, uint64_t now)
 				break;
 			}
 			if (stamp(rel, pr, b->data + ETH_HLEN) || !b->sealed) {
-				seal(pr->port, b->data, b->hlen, b->iov + 1, b->nzc, b->body_crc);
+				seal(pr, b->data, b->hlen, b->iov + 1, b->nzc, b->body_crc);
 				b->sealed = true;
 			}
 			b->sent = true;

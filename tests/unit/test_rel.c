@@ -1054,6 +1054,52 @@ Test(rel, mac_failures_are_counted_before_any_state)
 }
 
 /*
+ * Two jobs, each with its own secret (MPI_Comm_spawn): frames sealed with
+ * the sender's secret are refused by the other side (bad_key) and nothing
+ * arrives; once each side binds the other to that one's secret, the frame
+ * already queued is sealed again under it, and a lossy stream both ways
+ * arrives whole.
+ */
+Test(rel, peers_bound_to_another_jobs_secret_exchange_everything)
+{
+	static const uint8_t other[32] = "the spawned job's secret, 32 B.";
+	const uint32_t key4 = 0xC0FFEE, nmsg = 2000;
+	struct sim s = {
+	    .l = {.rng = 77, .fault = {.drop = 50, .dup = 50, .reorder = 250, .corrupt = 20}}};
+	struct node a, b;
+	struct gm_peer *pa, *pb;
+	uint64_t steps = 0;
+
+	g_secret = SECRET;
+	node_init(&s, &a, 0, 1, nmsg);
+	node_init(&s, &b, 1, 2, nmsg);
+	cr_assert_eq(gm_port_set_auth(b.port, &(struct gm_auth){other, sizeof(other)}), 0);
+	pa = peer_to(&a, &b);
+	pb = peer_to(&b, &a);
+	cr_assert(try_send(&a, pa));
+	while (gm_rel_stats(b.rel)->bad_key < 3)
+		step(&s);
+	cr_assert_eq(b.delivered, 0);
+	cr_assert_eq(gm_peer_set_auth(pa, &(struct gm_auth){&key4, sizeof(key4)}), -FI_EINVAL);
+	cr_assert_eq(gm_peer_set_auth(pa, &(struct gm_auth){NULL, 0}), -FI_EINVAL);
+	cr_assert_eq(gm_peer_set_auth(pa, &(struct gm_auth){other, sizeof(other)}), 0);
+	cr_assert_eq(gm_peer_set_auth(pb, &(struct gm_auth){SECRET, sizeof(SECRET)}), 0);
+	while (count(a.acked, nmsg) < nmsg || count(b.acked, nmsg) < nmsg) {
+		while (a.sent < nmsg && try_send(&a, pa))
+			;
+		while (b.sent < nmsg && try_send(&b, pb))
+			;
+		step(&s);
+		cr_assert_lt(++steps, 2000000, "no progress: a acked %u/%u, b acked %u/%u",
+		             count(a.acked, nmsg), nmsg, count(b.acked, nmsg), nmsg);
+	}
+	cr_assert_eq(a.delivered, nmsg);
+	cr_assert_eq(b.delivered, nmsg);
+	cr_assert_eq(a.peer_failed_calls + b.peer_failed_calls, 0);
+	sim_free(&s);
+}
+
+/*
  * Without a secret anyone can forge frames: 300 fake sources each send a
  * window of out-of-order frames while a and b stream both ways.  The caps
  * must keep the pool for real traffic and the peer table bounded.
