@@ -48,7 +48,8 @@ kb=$(badkey "$b") ka=$(badkey "$a")
 	fail "frames under a foreign secret not counted as bad_key: $kb on $b, $ka on $a"
 grep "^gamma stats" <<<"$out" | grep -q ' bad mac 0;' ||
 	fail "frames under the right secret failed the MAC: $(grep '^gamma stats' <<<"$out")"
-ok "libfabric: same secret delivers; different secrets isolate; fi_setopt switches"
+grep -q 'binds a peer to its secret' <<<"$out" || fail "gm-keytest --secret: no peer binding: $out"
+ok "libfabric: same secret delivers; different secrets isolate; fi_setopt switches, and binds a peer"
 # FI_GAMMA_REQUIRE_AUTH=1: an endpoint with a 4-byte key is refused.
 out=$(FI_GAMMA_IFACE=$a,$b FI_GAMMA_REQUIRE_AUTH=1 timeout 60 "$KEYTEST" "$a" "$b" 2>&1) &&
 	fail "FI_GAMMA_REQUIRE_AUTH=1 opened endpoints without a secret: $out"

@@ -17,7 +17,10 @@
  *
  * The same with 32-byte secrets in place of the 4-byte keys (every frame
  * carries a MAC), plus E (on IF_B), opened under K2 and switched to K1 by
- * fi_setopt(FI_OPT_GAMMA_AUTH_KEY) as btl gamma does: A->E must deliver.
+ * fi_setopt(FI_OPT_GAMMA_AUTH_KEY) as btl gamma does: A->E must deliver;
+ * and F (on IF_B), which keeps K2 while A and F each seal what they send
+ * the other under that one's secret (FI_OPT_GAMMA_PEER_AUTH_KEY, as btl
+ * gamma does for a spawned job): A->F and F->A must deliver.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -138,7 +141,7 @@ static fi_addr_t insert(struct side *from, struct side *to)
 	return fa;
 }
 
-#define NSIDES 5
+#define NSIDES 6
 static struct side *all[NSIDES];
 static int nsides;
 
@@ -237,10 +240,33 @@ static int exchange(struct side *from, struct side *to, double timeout, bool exp
 	return rcvd;
 }
 
+/* from seals what it sends to to under key's secret; a bad request changes nothing. */
+static void bind_peer(struct side *from, struct side *to, uint32_t key)
+{
+	uint8_t *k = key_dup(key);
+	struct fi_gamma_peer_key pk = {insert(from, to), k, key_len()};
+	struct fi_gamma_peer_key stranger = {pk.addr + 1000, k, key_len()}, shorty = pk;
+
+	shorty.key_len = 5;
+	if (fi_setopt(&from->ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_PEER_AUTH_KEY, &stranger,
+	              sizeof(stranger)) != -FI_EINVAL ||
+	    fi_setopt(&from->ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_PEER_AUTH_KEY, &shorty,
+	              sizeof(shorty)) != -FI_EINVAL ||
+	    fi_setopt(&from->ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_PEER_AUTH_KEY, &pk,
+	              sizeof(pk) - 1) != -FI_EINVAL)
+		die("FI_OPT_GAMMA_PEER_AUTH_KEY took an address not in the AV, a 5-byte secret or "
+		    "a short option",
+		    -FI_EINVAL);
+	CHK(fi_setopt(&from->ep->fid, FI_OPT_ENDPOINT, FI_OPT_GAMMA_PEER_AUTH_KEY, &pk,
+	              sizeof(pk)));
+	free(k);
+}
+
 int main(int argc, char **argv)
 {
 	struct side A = {.name = "A(K1)"}, B = {.name = "B(K1)"}, C = {.name = "C(K2 domain)"},
-	            D = {.name = "D(K2 ep)"}, E = {.name = "E(K2, then K1 by fi_setopt)"};
+	            D = {.name = "D(K2 ep)"}, E = {.name = "E(K2, then K1 by fi_setopt)"},
+	            F = {.name = "F(K2, A bound to K1)"};
 
 	if (argc == 4 && !strcmp(argv[1], "--secret")) {
 		g_secret = true;
@@ -252,7 +278,7 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	A.ifname = argv[1];
-	B.ifname = C.ifname = D.ifname = E.ifname = argv[2];
+	B.ifname = C.ifname = D.ifname = E.ifname = F.ifname = argv[2];
 	side_open(&A, K1, 0);
 	side_open(&B, K1, 0);
 	side_open(&C, K2, 0);
@@ -280,6 +306,13 @@ int main(int argc, char **argv)
 		    -FI_EINVAL)
 			die("fi_setopt took a 5-byte key", -FI_EINVAL);
 		exchange(&A, &E, 30, true);
+		side_open(&F, K2, 0);
+		all[nsides++] = &F;
+		bind_peer(&A, &F, K2);
+		bind_peer(&F, &A, K1);
+		exchange(&A, &F, 30, true);
+		exchange(&F, &A, 30, true);
+		side_close(&F);
 		side_close(&E);
 	}
 	side_close(&D);
@@ -287,6 +320,7 @@ int main(int argc, char **argv)
 	side_close(&B);
 	side_close(&A);
 	printf("ok: same %s delivers, different ones (domain or endpoint level) do not%s\n",
-	       g_secret ? "secret" : "key", g_secret ? "; fi_setopt switches an endpoint" : "");
+	       g_secret ? "secret" : "key",
+	       g_secret ? "; fi_setopt switches an endpoint, or binds a peer to its secret" : "");
 	return 0;
 }
