@@ -85,6 +85,10 @@ void gm_rails_attach(struct gm_conn *conn, const struct gm_addr *addrs)
 			continue; /* no memory, or a stranger's conn took it first */
 		gm_peer_set_ctx(p, conn);
 		conn->rails[r] = p;
+		/* A secret the endpoint was bound to on another rail holds here too. */
+		for (unsigned q = 0; q < m->nrails; q++)
+			if (q != r && conn->rails[q] && gm_peer_share_auth(p, conn->rails[q]))
+				break;
 	}
 	gm_rails_pick_lead(conn);
 }

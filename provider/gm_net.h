@@ -228,6 +228,8 @@ int gm_port_set_auth(struct gm_port *port, const struct gm_auth *auth);
  * under ours, so nothing changes on receive.  -FI_EINVAL for other sizes.
  */
 int gm_peer_set_auth(struct gm_peer *peer, const struct gm_auth *auth);
+/* dst takes the secret src is bound to; false if src has none (or no memory). */
+bool gm_peer_share_auth(struct gm_peer *dst, const struct gm_peer *src);
 /*
  * Send the acks the port owes (delayed ones included) and what is queued,
  * now: call before closing, while the port's callbacks may still run.

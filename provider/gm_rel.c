@@ -423,6 +423,12 @@ int gm_peer_set_auth(struct gm_peer *pr, const struct gm_auth *auth)
 	return 0;
 }
 
+bool gm_peer_share_auth(struct gm_peer *dst, const struct gm_peer *src)
+{
+	return src->sec &&
+	       !gm_peer_set_auth(dst, &(struct gm_auth){src->sec->bytes, src->sec->len});
+}
+
 int gm_rel_port_open(struct gm_rel *rel, uint16_t num, enum gm_class cls,
                      const struct gm_auth *auth, uint32_t session, uint64_t nonce0,
                      const struct gm_port_ops *ops, void *ctx, struct gm_port **out)

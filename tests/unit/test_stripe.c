@@ -366,6 +366,44 @@ Test(stripe, large_messages_go_over_both_rails)
 	sim_free(s);
 }
 
+/*
+ * Two jobs, a secret each (MPI_Comm_spawn): every rail's port of node 1
+ * checks under S1, node 0's under S0, and each node binds the other to
+ * that one's secret (FI_OPT_GAMMA_PEER_AUTH_KEY): striped messages cross
+ * both rails whole, and no frame is refused.
+ */
+Test(stripe, peers_bound_to_their_secrets_stripe_over_both_rails)
+{
+	static const uint8_t s0[32] = "the parent job's secret, 32 B..",
+	                     s1[32] = "the child job's secret, 32 B...";
+	struct ssim *s = sim_new();
+
+	for (int r = 0; r < RAILS; r++) {
+		cr_assert_eq(
+		    gm_port_set_auth(s->node[0].port[r], &(struct gm_auth){s0, sizeof(s0)}), 0);
+		cr_assert_eq(
+		    gm_port_set_auth(s->node[1].port[r], &(struct gm_auth){s1, sizeof(s1)}), 0);
+	}
+	cr_assert_eq(gm_msg_set_peer_auth(&s->node[0].msg, 0, &(struct gm_auth){s1, sizeof(s1)}),
+	             0);
+	cr_assert_eq(gm_msg_set_peer_auth(&s->node[1].msg, 0, &(struct gm_auth){s0, sizeof(s0)}),
+	             0);
+	cr_assert_eq(gm_msg_set_peer_auth(&s->node[1].msg, 7, &(struct gm_auth){s0, sizeof(s0)}),
+	             -FI_EINVAL, "an address not in the AV");
+	start(s, NMSG, true);
+	run(s, NMSG);
+	check_data(s, NMSG);
+	for (int n = 0; n < 2; n++)
+		for (int r = 0; r < RAILS; r++) {
+			const struct gm_net_stats *st = gm_rel_stats(s->node[n].rel[r]);
+
+			cr_assert_eq(st->bad_key + st->bad_mac, 0, "node %d rail %d refused frames",
+			             n, r);
+			cr_assert_gt(st->rx_frames, 0, "node %d rail %d carried nothing", n, r);
+		}
+	sim_free(s);
+}
+
 /* A rail cut (frames vanish) in the middle of a striped message. */
 static void cut_mid_message(int rail)
 {
