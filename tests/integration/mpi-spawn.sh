@@ -7,7 +7,8 @@
 # before it did, the jobs' frames were dropped as another job's (bad key)
 # and the spawn ended in a peer timeout.  spawn checks 8 B, 64 KiB and
 # 4 MiB both ways between every parent and child, and an Allreduce over
-# the merged communicator.
+# the merged communicator.  The same over mtl ofi (pml cm), where the
+# provider carries every message.
 . "$(dirname "$0")/cluster-lib.sh" sp
 command -v mpirun >/dev/null || skip "mpirun not installed"
 . "$top/tools/gamma-env.sh"
@@ -30,3 +31,13 @@ for p in '\[\[[0-9]+,2\],0\]' '\[\[[0-9]+,2\],1\]' '\[\[[0-9]+,1\],0\]'; do
 		fail "gamma did not carry the traffic to $p: $(grep 'Using' <<<"$out")"
 done
 ok "MPI_Comm_spawn across three nodes: parent and children exchanged 8 B .. 4 MiB over gamma, verified"
+
+out=$(FI_GAMMA_STATS=1 timeout -k 10 180 "${MPI_CMD[@]}" -np 1 -x FI_GAMMA_STATS \
+	--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include gamma "$WORK/spawn" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "spawn job over mtl ofi failed (rc $rc): $(tail -40 <<<"$out")"
+grep -q '^spawn: OK: 0 wrong bytes' <<<"$out" ||
+	fail "data not verified over mtl ofi: $(tail -40 <<<"$out")"
+n=$(grep -c '^gamma stats gc-.*: tx [1-9][0-9]* frames' <<<"$out")
+[ "$n" -ge 3 ] || fail "only $n of 3 processes report gamma traffic over mtl ofi: $out"
+ok "MPI_Comm_spawn over mtl ofi: the same exchange, every process on gamma"
