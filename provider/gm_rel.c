@@ -340,18 +340,26 @@ static void arm(struct gm_rel *rel, uint64_t when)
 
 /* ---- ports and peers ---- */
 
-/* Frames queued or refused by the link were sealed under the old key. */
-static void peer_unseal(struct gm_peer *pr)
-{
-	for (unsigned i = 0; i < pr->port->rel->ring; i++)
-		if (pr->txw[i])
-			pr->txw[i]->sealed = false;
-}
-
 /* What frames to the peer carry: its job's secret, or the port's own. */
 static uint32_t peer_key(const struct gm_peer *pr)
 {
 	return pr->sec ? pr->sec->key : pr->port->key;
+}
+
+/*
+ * The peer's key changed: frames queued or refused by the link carry the
+ * old key id and were sealed under it.  Once here, not on every frame sent.
+ */
+static void peer_unseal(struct gm_peer *pr)
+{
+	for (unsigned i = 0; i < pr->port->rel->ring; i++) {
+		struct gm_buf *b = pr->txw[i];
+
+		if (b) {
+			gm_hdr_set_key(b->data + ETH_HLEN, peer_key(pr));
+			b->sealed = false;
+		}
+	}
 }
 
 static struct gm_mac *peer_mac(const struct gm_peer *pr)
@@ -1840,7 +1848,6 @@ static void seal(struct gm_peer *pr, uint8_t *f, size_t len, const struct iovec 
 {
 	struct gm_mac *mac = peer_mac(pr);
 
-	gm_hdr_set_key(f + ETH_HLEN, peer_key(pr));
 	gm_hdr_set_nonce(f + ETH_HLEN, ++pr->port->tx_nonce);
 	if (mac)
 		gm_mac_seal_iov(mac, f, len, more, nmore);

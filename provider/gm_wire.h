@@ -229,8 +229,8 @@ static inline void gm_eth_encode(void *frame, const uint8_t dst[6], const uint8_
 /*
  * In-place edits of an encoded struct gm_hdr, for what changes from one
  * transmission of a frame to the next: the piggy-backed ack (which also
- * sets GM_F_ACK), the window, the echo, the key (the peer's may have been
- * set since the frame was queued), and the nonce each one gets.
+ * sets GM_F_ACK), the window, the echo, and the nonce each one gets; and
+ * the key, when a peer's changes while its frames are queued.
  * Inline: they run on every frame sent.
  */
 static inline void gm_hdr_set_ack(void *hdr, uint32_t ack)
