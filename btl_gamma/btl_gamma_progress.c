@@ -51,6 +51,25 @@ static void repost_missing(mca_btl_gamma_module_t *m)
 	m->rx_unposted += missing;
 }
 
+/*
+ * A receive failed: a message that did not fit (a peer with a larger
+ * btl_gamma_max_send_size), failed its end-to-end CRC, or was given up by
+ * its sender.  The error does not say whose it was, and ob1 never sends a
+ * fragment again: a request would wait for it for ever.  The job ends here
+ * instead, through the PML's error callback.
+ */
+static void message_lost(mca_btl_gamma_module_t *m, int err)
+{
+	char info[160];
+
+	if (gamma_help_first(&recv_failed_shown))
+		gamma_show_help("message lost", m->ifname, fi_strerror(err), gamma_hostname());
+	snprintf(info, sizeof(info), "btl gamma: %s: a message was lost: its receive failed: %s",
+	         m->ifname, fi_strerror(err));
+	if (m->error_cb)
+		m->error_cb(&m->super, MCA_BTL_ERROR_FLAGS_FATAL, NULL, info);
+}
+
 static void handle_error(mca_btl_gamma_module_t *m)
 {
 	struct fi_cq_err_entry err = {0};
@@ -98,18 +117,13 @@ static void handle_error(mca_btl_gamma_module_t *m)
 		gamma_send_complete(frag, OPAL_ERR_UNREACH);
 		return;
 	}
-	/* A receive buffer: cancelled at close, or a message did not fit. */
+	/* A receive buffer: cancelled at close, or a message lost. */
 	struct gamma_rxbuf *rx = container_of(ctx, struct gamma_rxbuf, ctx);
 	rx->posted = false;
 	if (err.err == FI_ECANCELED || !m->enabled)
 		return;
-	if (gamma_help_first(&recv_failed_shown))
-		gamma_show_help("receive failed", m->ifname, fi_strerror(err.err),
-		                gamma_hostname());
-	else
-		GAMMA_VERBOSE(10, "btl gamma: %s: a receive failed: %s", m->ifname,
-		              fi_strerror(err.err));
 	gamma_fi_post_recv(m, rx);
+	message_lost(m, err.err);
 }
 
 /* One successful completion. */

@@ -13,27 +13,10 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (veth pair, CAP_NET_RAW)"
-tmp=$(mktemp -d /tmp/btl-gamma-smoke.XXXXXX)
-a=gsa$$
-b=gsb$$
-a=${a:0:15}
-b=${b:0:15}
-cleanup() {
-	ip link del "$a" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-ip link add "$a" type veth peer name "$b" || skip "cannot create a veth pair"
-ip link set "$a" up && ip link set "$b" up || fail "cannot bring $a/$b up"
-
-offered=$(FI_GAMMA_IFACE="$a,$b" timeout 30 fi_info -p gamma 2>/dev/null)
-grep -q "domain: $a\$" <<<"$offered" && grep -q "domain: $b\$" <<<"$offered" ||
-	skip "provider gamma offers no domain for $a/$b yet (fi_info -p gamma)"
-
-mpicc=${MPICC:-mpicc.openmpi}
-command -v "$mpicc" >/dev/null || mpicc=mpicc
-"$mpicc" -O2 -o "$tmp/btl-smoke" "$top/mpi/btl-smoke.c" || fail "cannot build btl-smoke"
+# shellcheck source=vethpair-lib.sh
+. "$(dirname "$0")/vethpair-lib.sh"
+vethpair_up gs
+a=$VP_A b=$VP_B tmp=$VP_TMP
 
 mpi_ompi
 for prio in high low; do
