@@ -121,3 +121,35 @@ grep -q 'DATA CORRUPTION' "$work/corrupt.srv" && grep -q 'DATA CORRUPTION' "$wor
 	fail "corrupted run did not report DATA CORRUPTION on both sides"
 grep -q verified "$work/corrupt.cli" && fail "corrupted run still printed a verified line"
 echo "ok: a flipped byte fails the run on both sides"
+
+# libfabric's own ping-pong (fi_pingpong, Debian's libfabric-bin: written
+# elsewhere), RDM endpoints, untagged and tagged, its sweep of 64 B .. 1 MiB
+# with its data check (-c), which ends it with an error on a bad byte.
+if command -v fi_pingpong >/dev/null; then
+	# shellcheck source=wait-lib.sh
+	. "$(dirname "$0")/wait-lib.sh"
+	dom=()
+	[ "$prov" = gamma ] && dom=(-d "$va")
+	listening() { ip netns exec "$nsa" ss -Hltn 'sport = :47592' | grep -q .; }
+	for m in msg tagged; do
+		ip netns exec "$nsa" timeout 120 fi_pingpong -p "$prov" -e rdm -m $m "${dom[@]}" -c -I 50 \
+			>"$work/fpp.$m.srv" 2>&1 &
+		srv_pid=$!
+		wait_for "$srv_pid" listening || fail "fi_pingpong $m: server not listening: $WAIT_ERROR: $(cat "$work/fpp.$m.srv")"
+		[ "$prov" = gamma ] && dom=(-d "$vb")
+		ip netns exec "$nsb" timeout 120 fi_pingpong -p "$prov" -e rdm -m $m "${dom[@]}" -c -I 50 \
+			10.211.0.1 >"$work/fpp.$m.cli" 2>&1
+		cli_rc=$?
+		wait "$srv_pid"
+		srv_rc=$?
+		srv_pid=
+		[ "$prov" = gamma ] && dom=(-d "$va")
+		[ $cli_rc -eq 0 ] && [ $srv_rc -eq 0 ] ||
+			fail "fi_pingpong $m: client exited $cli_rc, server $srv_rc: $(cat "$work/fpp.$m.cli" "$work/fpp.$m.srv")"
+		sizes=$(awk '/^[0-9]/ { printf "%s ", $1 }' "$work/fpp.$m.cli")
+		[ "$sizes" = "64 256 1k 4k 64k 1m " ] || fail "fi_pingpong $m: sizes '$sizes': $(cat "$work/fpp.$m.cli")"
+		echo "ok: fi_pingpong -e rdm -m $m -c over $prov: $sizes"
+	done
+else
+	echo "note: fi_pingpong not installed (libfabric-bin): its runs are left out"
+fi
