@@ -58,14 +58,15 @@ static void repost_missing(mca_btl_gamma_module_t *m)
  * fragment again: a request would wait for it for ever.  The job ends here
  * instead, through the PML's error callback.
  */
-static void message_lost(mca_btl_gamma_module_t *m, int err)
+static void message_lost(mca_btl_gamma_module_t *m, const struct fi_cq_err_entry *err)
 {
-	char info[160];
+	const char *why = fi_cq_strerror(m->cq, err->prov_errno, err->err_data, NULL, 0);
+	char info[320];
 
 	if (gamma_help_first(&recv_failed_shown))
-		gamma_show_help("message lost", m->ifname, fi_strerror(err), gamma_hostname());
+		gamma_show_help("message lost", m->ifname, why, gamma_hostname());
 	snprintf(info, sizeof(info), "btl gamma: %s: a message was lost: its receive failed: %s",
-	         m->ifname, fi_strerror(err));
+	         m->ifname, why);
 	if (m->error_cb)
 		m->error_cb(&m->super, MCA_BTL_ERROR_FLAGS_FATAL, NULL, info);
 }
@@ -123,7 +124,7 @@ static void handle_error(mca_btl_gamma_module_t *m)
 	if (err.err == FI_ECANCELED || !m->enabled)
 		return;
 	gamma_fi_post_recv(m, rx);
-	message_lost(m, err.err);
+	message_lost(m, &err);
 }
 
 /* One successful completion. */

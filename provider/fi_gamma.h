@@ -30,6 +30,13 @@
  * message sizes (a BTL's fragments) sends no partly empty frames.
  * Messages above FI_GAMMA_RNDV_THRESHOLD go by rendezvous and do not
  * follow this.
+ *
+ * FI_GAMMA_ERR_MSG_CRC: the prov_errno of a receive's error completion
+ * (fi_cq_readerr, err FI_EIO) when the message failed its end-to-end CRC:
+ * its bytes changed between the sender's checksum and the wire, which a
+ * sender that writes into (or receives into) a buffer it is still sending
+ * from causes.  fi_cq_strerror says so.  Other error completions have
+ * prov_errno equal to err.
  */
 #ifndef FI_GAMMA_H
 #define FI_GAMMA_H
@@ -44,6 +51,8 @@ enum {
 	FI_OPT_GAMMA_MSG_FRAMES,
 	FI_OPT_GAMMA_PEER_AUTH_KEY,
 };
+
+#define FI_GAMMA_ERR_MSG_CRC (FI_PROV_SPECIFIC_GAMMA | 1)
 
 struct fi_gamma_peer_key {
 	fi_addr_t addr;  /* the peer, as fi_av_insert returned it */

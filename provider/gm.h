@@ -305,7 +305,7 @@ int gm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq
 void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
                  uint64_t data, uint64_t tag, fi_addr_t src);
 void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-                     uint64_t data, uint64_t tag, size_t olen, int err);
+                     uint64_t data, uint64_t tag, size_t olen, int err, int prov_errno);
 int gm_cq_trywait(struct gm_cq *cq);
 /* gm_cntr.c */
 int gm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **cntr,

@@ -69,7 +69,7 @@ void gm_cq_write(struct gm_cq *cq, void *context, uint64_t flags, size_t len, vo
 }
 
 void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len, void *buf,
-                     uint64_t data, uint64_t tag, size_t olen, int err)
+                     uint64_t data, uint64_t tag, size_t olen, int err, int prov_errno)
 {
 	struct gm_cq_err *e = calloc(1, sizeof(*e));
 
@@ -85,7 +85,7 @@ void gm_cq_write_err(struct gm_cq *cq, void *context, uint64_t flags, size_t len
 	e->e.tag = tag;
 	e->e.olen = olen;
 	e->e.err = err;
-	e->e.prov_errno = err;
+	e->e.prov_errno = prov_errno ? prov_errno : err;
 	gm_list_add_tail(&cq->errs, &e->entry);
 	gm_domain_signal(cq->dom);
 }
@@ -228,7 +228,16 @@ static const char *gm_cq_strerror(struct fid_cq *fcq, int prov_errno, const void
 	switch (prov_errno) {
 	case FI_EIO:
 		s = "gamma: the peer stopped answering (no acknowledgement within "
-		    "FI_GAMMA_PEER_TIMEOUT) or restarted";
+		    "FI_GAMMA_PEER_TIMEOUT) or restarted, or its message was cut short";
+		break;
+	case FI_GAMMA_ERR_MSG_CRC:
+		s = "gamma: the message failed its end-to-end CRC: its bytes changed between the "
+		    "sender's checksum and the wire (did the sender write or receive into the "
+		    "buffer before the send completed?)";
+		break;
+	case FI_EREMOTEIO:
+		s = "gamma: the sender gave the message up (no memory for the pull, its link "
+		    "failed, or it closed)";
 		break;
 	case FI_ETRUNC:
 		s = "gamma: message larger than the receive buffer; truncated";

@@ -28,7 +28,7 @@ static void up_done(void *ctx, enum gm_msg_side side, uint64_t op_flags, const s
 	if (e->err) {
 		if (cq)
 			gm_cq_write_err(cq, e->context, e->flags, e->len, e->buf, e->data, e->tag,
-			                e->olen, e->err);
+			                e->olen, e->err, e->prov_errno);
 		gm_cntr_inc_err(cntr);
 		return;
 	}
@@ -47,7 +47,7 @@ static void up_report(void *ctx, const struct gm_msg_cqe *e)
 		return;
 	if (e->err)
 		gm_cq_write_err(ep->rx_cq, e->context, e->flags, e->len, e->buf, e->data, e->tag,
-		                e->olen, e->err);
+		                e->olen, e->err, e->prov_errno);
 	else
 		gm_cq_write(ep->rx_cq, e->context, e->flags, e->len, e->buf, e->data, e->tag,
 		            e->src);

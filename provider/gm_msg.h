@@ -77,6 +77,7 @@ struct gm_msg_cqe {
 	fi_addr_t src;
 	size_t olen; /* errors: bytes that did not fit */
 	int err;
+	int prov_errno; /* errors: err, or FI_GAMMA_ERR_* when that says more */
 };
 
 /* What the protocol asks of the libfabric objects around it; ctx is gm_msg_init's. */
@@ -238,7 +239,9 @@ struct gm_ux {
 	uint8_t *buf; /* eager/medium data */
 	uint64_t have;
 	uint32_t mcrc;   /* message CRC of the bytes received so far */
-	int err;         /* FI_EIO once a frame's mcrc disagreed */
+	int err;         /* FI_EIO: a frame's mcrc disagreed (corrupt) or the message was cut
+	                    short; FI_EREMOTEIO: its sender refused the pull */
+	bool corrupt;    /* a frame's mcrc disagreed */
 	void *claim_ctx; /* FI_CLAIM: reserved for the receive with this context */
 	bool claimed;
 	struct gm_rx *bound; /* matched while still being reassembled */

@@ -172,6 +172,7 @@ static void on_frag(struct gm_msg *m, struct gm_conn *conn, const void *body, si
 			if (!err)
 				gm_iov_copy_to(rx->iov, rx->iov_count, 0, ux->buf, rx->recv_len);
 			rx->got = rx->recv_len;
+			rx->corrupt = ux->corrupt;
 			gm_ux_free(ux);
 			gm_rx_complete(rx, err);
 		}

@@ -6,6 +6,7 @@
  * messages (rx_matched, rx_reported, rx_parked; gm_msg_int.h says why).
  * FI_PEEK, FI_CLAIM and fi_cancel.
  */
+#include "fi_gamma.h"
 #include "gm_msg_int.h"
 
 #include <stdlib.h>
@@ -25,15 +26,17 @@ static void rx_report(struct gm_rx *rx, int err)
 	if (!err && rx->msg_len > rx->recv_len)
 		err = FI_ETRUNC;
 	m->up->done(m->up_ctx, GM_MSG_RX, rx->flags,
-	            &(struct gm_msg_cqe){.context = rx->context,
-	                                 .flags = cflags,
-	                                 .len = rx->recv_len,
-	                                 .buf = buf,
-	                                 .data = rx->rdata,
-	                                 .tag = rx->rtag,
-	                                 .src = err ? FI_ADDR_NOTAVAIL : rx->rsrc,
-	                                 .olen = err ? rx->msg_len - rx->recv_len : 0,
-	                                 .err = err});
+	            &(struct gm_msg_cqe){
+	                .context = rx->context,
+	                .flags = cflags,
+	                .len = rx->recv_len,
+	                .buf = buf,
+	                .data = rx->rdata,
+	                .tag = rx->rtag,
+	                .src = err ? FI_ADDR_NOTAVAIL : rx->rsrc,
+	                .olen = err ? rx->msg_len - rx->recv_len : 0,
+	                .err = err,
+	                .prov_errno = err == FI_EIO && rx->corrupt ? FI_GAMMA_ERR_MSG_CRC : err});
 	gm_rx_free(rx);
 }
 

@@ -162,6 +162,7 @@ bool gm_ux_place(struct gm_ux *ux, uint64_t off, const uint8_t *data, size_t dle
 
 	if (crc != want) {
 		ux->err = FI_EIO;
+		ux->corrupt = true;
 		gm_msg_corrupt(ux->conn->msg, ux->conn, off);
 		return false;
 	}
@@ -189,6 +190,7 @@ void gm_ux_deliver(struct gm_ux *ux, struct gm_rx *rx)
 		if (!ux->err)
 			gm_iov_copy_to(rx->iov, rx->iov_count, 0, ux->buf, rx->recv_len);
 		rx->got = rx->recv_len;
+		rx->corrupt = ux->corrupt;
 		gm_rx_complete(rx, ux->err);
 	} else {
 		/* Still arriving: the FRAG handler finishes it. */

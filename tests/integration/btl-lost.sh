@@ -29,7 +29,7 @@ rc=$?
 [ $rc -ne 124 ] || fail "the job hung after losing a message: $(tail -30 <<<"$out")"
 [ $rc -ne 0 ] || fail "the job passed although rank 1 could not take rank 0's fragments: $out"
 grep -q '^btl-smoke: OK$' <<<"$out" && fail "the job verified its data: nothing was lost: $out"
-grep -q "a message was lost: its receive failed: Truncation error" <<<"$out" ||
+grep -q "a message was lost: its receive failed: gamma: message larger than the receive buffer; truncated" <<<"$out" ||
 	fail "no 'message lost' error naming the truncation (rc $rc): $(tail -30 <<<"$out")"
 grep -q "btl_gamma_max_send_size" <<<"$out" || fail "the error does not say how to fix it: $out"
 echo "ok: a truncated receive ended the job (rc $rc) with: $(grep -m1 'a message was lost' <<<"$out")"

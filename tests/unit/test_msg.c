@@ -21,6 +21,7 @@
 
 #include <rdma/providers/fi_prov.h>
 
+#include "fi_gamma.h"
 #include "gm_defaults.h"
 #include "gm_msg.h"
 #include "gm_rel.h"
@@ -84,7 +85,7 @@ struct tnode {
 		void *buf;
 		size_t len;
 		uint64_t flags;
-		int err;
+		int err, prov_errno;
 	} cq[CQ_CAP];
 	unsigned cq_head, cq_count;
 	/* receive side */
@@ -94,7 +95,7 @@ struct tnode {
 	uint64_t bytes_checked;
 	unsigned rx_errors, tx_errors;
 	unsigned tx_refused, rx_refused; /* -FI_EAGAIN: the pool was full */
-	int last_rx_err;
+	int last_rx_err, last_rx_prov_errno;
 };
 
 static const uint16_t PORT[2] = {100, 200};
@@ -287,7 +288,12 @@ static void record(struct tnode *nd, enum gm_msg_side side, const struct gm_msg_
 	b->completed = true;
 	cr_assert_lt(nd->cq_count, CQ_CAP);
 	nd->cq[(nd->cq_head + nd->cq_count++) % CQ_CAP] =
-	    (struct tcqe){.b = b, .buf = e->buf, .len = e->len, .flags = e->flags, .err = e->err};
+	    (struct tcqe){.b = b,
+	                  .buf = e->buf,
+	                  .len = e->len,
+	                  .flags = e->flags,
+	                  .err = e->err,
+	                  .prov_errno = e->prov_errno};
 }
 
 static void read_completion(const struct tcqe *e)
@@ -322,6 +328,7 @@ static void read_completion(const struct tcqe *e)
 	} else if (err) {
 		nd->rx_errors++;
 		nd->last_rx_err = err;
+		nd->last_rx_prov_errno = e->prov_errno;
 		nd->next_in_order++;
 	} else {
 		check_recv(nd, mem, len);
@@ -491,8 +498,12 @@ static void run_expect(uint64_t seed, const struct fault *fault, uint32_t nmsg,
 	             errors);
 	for (int n = 0; n < 2; n++) {
 		struct tnode *nd = s->nodes[n];
-		if (nd->rx_errors)
+		/* A corrupt message says why, for fi_cq_strerror (fi_gamma.h). */
+		if (nd->rx_errors) {
 			cr_assert_eq(nd->last_rx_err, FI_EIO);
+			cr_assert_eq(nd->last_rx_prov_errno, FI_GAMMA_ERR_MSG_CRC,
+			             "node %d: prov_errno %d", n, nd->last_rx_prov_errno);
+		}
 		cr_assert_eq(nd->tx_errors, 0, "node %d: %u send errors", n, nd->tx_errors);
 		cr_assert_eq(nd->received + nd->rx_errors, s->nodes[!n]->nmsg);
 	}
