@@ -163,6 +163,8 @@ void gm_msg_progress(struct gm_msg *m)
 	gm_rx_unstarve(m);
 	if (m->cts_starved)
 		gm_rndv_retry(m);
+	if (m->ux_refusing)
+		gm_ux_resume(m);
 }
 
 /* Fail everything in flight with this peer. */
@@ -277,7 +279,7 @@ void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 		                       (unsigned long)m->st.rdata_bytes[r]);
 	fprintf(out,
 	        "gamma msg stats %s port %u: unknown-source messages held %lu released %lu "
-	        "dropped %lu (peak %zu B); unexpected dropped %lu (peak %zu B); sends lost "
+	        "dropped %lu (peak %zu B); unexpected frames refused %lu (peak %zu B); sends lost "
 	        "%lu; frames dropped: malformed %lu bad-type %lu unknown-frag %lu "
 	        "misplaced-frag %lu unknown-cts %lu unknown-rdata %lu misplaced-rdata %lu "
 	        "no-memory %lu; messages cut short %lu; refused (pool full) sends %lu "
@@ -286,7 +288,7 @@ void gm_msg_stats_print(const struct gm_msg *m, const char *ifname, FILE *out)
 	        "sends %lu; striped bytes by rail%s\n",
 	        ifname, m->port ? gm_port_num(m->port) : 0, (unsigned long)m->st.unknown_held,
 	        (unsigned long)m->st.unknown_released, (unsigned long)m->st.unknown_dropped,
-	        m->st.unknown_peak, (unsigned long)m->st.ux_dropped, m->st.ux_peak,
+	        m->st.unknown_peak, (unsigned long)m->st.ux_refused, m->st.ux_peak,
 	        (unsigned long)m->st.sends_lost, (unsigned long)m->st.drop_malformed,
 	        (unsigned long)m->st.drop_bad_type, (unsigned long)m->st.drop_frag_unknown,
 	        (unsigned long)m->st.drop_frag_misplaced, (unsigned long)m->st.drop_cts_unknown,

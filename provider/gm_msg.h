@@ -135,8 +135,10 @@ struct gm_conn {
 	struct gm_ux *rx_cur;      /* medium message being reassembled, if unexpected */
 	struct gm_rx *rx_cur_rx;   /* ... or the posted receive it lands in */
 	uint32_t rx_cur_id;
-	size_t ux_bytes;     /* held in unexpected messages from this peer (FI_GAMMA_UX_PEER_MAX) */
-	uint64_t rx_matched; /* receives matched to this peer's messages so far */
+	size_t ux_bytes;  /* held in unexpected messages from this peer (FI_GAMMA_UX_PEER_MAX) */
+	bool ux_refusing; /* its frames are refused at the caps (gm_ux_admit) */
+	bool ux_warned;
+	uint64_t rx_matched;      /* receives matched to this peer's messages so far */
 	uint64_t rx_reported;     /* ... and completed to the application, in that order */
 	struct gm_list rx_parked; /* finished receives waiting for an earlier one */
 };
@@ -252,10 +254,10 @@ struct gm_ux {
 
 /* Upper-half counters, printed per endpoint by FI_GAMMA_STATS (gm_msg_stats_print). */
 struct gm_msg_stats {
-	uint64_t unknown_held;        /* messages from sources not in the AV, held */
-	uint64_t unknown_released;    /* ... (held or not) whose source then appeared in the AV */
-	uint64_t unknown_dropped;     /* ... dropped: never appeared, or FI_GAMMA_UX_UNKNOWN_MAX */
-	uint64_t ux_dropped;          /* from known peers, dropped: FI_GAMMA_UX_MAX / _PEER_MAX */
+	uint64_t unknown_held;     /* messages from sources not in the AV, held */
+	uint64_t unknown_released; /* ... (held or not) whose source then appeared in the AV */
+	uint64_t unknown_dropped;  /* ... dropped: never appeared, or FI_GAMMA_UX_UNKNOWN_MAX */
+	uint64_t ux_refused; /* frames from known peers held back at FI_GAMMA_UX_MAX/_PEER_MAX */
 	size_t ux_peak, unknown_peak; /* most bytes held at once */
 	uint64_t sends_lost; /* sends completed when buffered whose data the peer never got */
 	/* Frames dropped (each also logged): lengths that disagree (EAGER, START, RTS), ... */
@@ -315,6 +317,7 @@ struct gm_msg {
 	struct gm_list rndv_rx;         /* receives pulling a rendezvous message */
 	size_t ux_unresolved;           /* unexpected messages from outside the AV, held or not */
 	size_t ux_bytes, unknown_bytes; /* held in unexpected messages (caps: cfg) */
+	unsigned ux_refusing;           /* conns with ux_refusing set */
 	uint64_t av_seen;               /* av_gen when held messages were last resolved */
 	uint64_t held_expiry_ms;        /* the oldest held message's deadline */
 	struct gm_msg_stats st;

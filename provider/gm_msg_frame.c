@@ -187,7 +187,7 @@ static const gm_handler_fn gm_handlers[GM_FT_MAX] = {
     [GM_FT_NACK] = gm_rndv_on_nack, [GM_FT_BUNDLE] = on_bundle,
 };
 
-void gm_msg_on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
+bool gm_msg_on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
 {
 	struct gm_msg *m = ctx;
 	struct gm_conn *conn = gm_conn_of_peer(m, peer);
@@ -196,16 +196,19 @@ void gm_msg_on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 	if (!conn) {
 		m->st.drop_no_memory++;
 		MSG_WARN(m, "out of memory for a new peer: frame dropped\n");
-		return;
+		return true;
 	}
 	if (type >= GM_FT_MAX || !gm_handlers[type] || f->body_len < gm_wire_type_hlen(type)) {
 		m->st.drop_bad_type++;
 		MSG_WARN(m, "dropping frame of unexpected type %u\n", type);
-		return;
+		return true;
 	}
+	if (!gm_ux_admit(m, conn, type, f->body, f->body_len))
+		return false;
 	m->rx_frame = f;
 	gm_handlers[type](m, conn, f->body, f->body_len);
 	m->rx_frame = NULL;
+	return true;
 }
 
 /*

@@ -122,6 +122,9 @@ void gm_ux_deliver(struct gm_ux *ux, struct gm_rx *rx);
 void gm_ux_discard(struct gm_ux *ux);
 bool gm_ux_resolve_due(const struct gm_msg *m);
 void gm_ux_resolve_sources(struct gm_msg *m);
+bool gm_ux_admit(struct gm_msg *m, struct gm_conn *conn, uint8_t type, const void *body,
+                 size_t len);
+void gm_ux_resume(struct gm_msg *m);
 
 /* gm_msg_rndv.c */
 void gm_rx_pull(struct gm_rx *rx, uint32_t msg_id);
@@ -176,6 +179,6 @@ void gm_stripe_fail(struct gm_tx *tx, int err);
 void gm_stripe_fail_conn(struct gm_conn *conn, int err);
 
 /* gm_msg_frame.c */
-void gm_msg_on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f);
+bool gm_msg_on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f);
 
 #endif /* GM_MSG_INT_H */

@@ -21,11 +21,14 @@ static bool ux_unknown(const struct gm_ux *ux)
 }
 
 /*
- * Unexpected messages are held within caps: FI_GAMMA_UX_MAX per endpoint
- * and FI_GAMMA_UX_PEER_MAX per peer; those from sources not in the AV have
- * a budget of their own, FI_GAMMA_UX_UNKNOWN_MAX, so that a flood of
- * forged ones cannot crowd out the job's.  A message already matched to a
- * receive (bound) is not unexpected any more and always gets its bytes.
+ * Unexpected messages are held within caps.  Those from sources not in the
+ * AV have a budget of their own, FI_GAMMA_UX_UNKNOWN_MAX, beyond which they
+ * are dropped, so that a flood of forged ones cannot crowd out the job's.
+ * A known peer's are never dropped: once FI_GAMMA_UX_PEER_MAX (its own) or
+ * FI_GAMMA_UX_MAX (the endpoint's) is reached, its frames that would add
+ * more are refused (gm_ux_admit) and wait in the reliability layer, which
+ * holds its sender back, until receives take some (gm_ux_resume).  So the
+ * caps bound what a peer makes us hold to the cap plus one frame's worth.
  */
 static bool ux_charge(struct gm_ux *ux, size_t n)
 {
@@ -39,9 +42,6 @@ static bool ux_charge(struct gm_ux *ux, size_t n)
 		if (m->unknown_bytes > m->st.unknown_peak)
 			m->st.unknown_peak = m->unknown_bytes;
 	} else {
-		if (!ux->bound &&
-		    (conn->ux_bytes + n > m->cfg.ux_peer_max || m->ux_bytes + n > m->cfg.ux_max))
-			return false;
 		conn->ux_bytes += n;
 		m->ux_bytes += n;
 		if (m->ux_bytes > m->st.ux_peak)
@@ -101,11 +101,9 @@ void gm_ux_drop(struct gm_ux *ux)
 	if (ux_unknown(ux)) {
 		m->st.unknown_dropped++;
 	} else {
-		m->st.ux_dropped++;
-		MSG_WARN(m,
-		         "unexpected message of %lu bytes from fi_addr %lu dropped: over "
-		         "FI_GAMMA_UX_MAX or FI_GAMMA_UX_PEER_MAX\n",
-		         (unsigned long)ux->msg_len, (unsigned long)ux->src);
+		m->st.drop_no_memory++;
+		MSG_WARN(m, "out of memory for an unexpected message of %lu bytes: dropped\n",
+		         (unsigned long)ux->msg_len);
 	}
 	if (ux->conn->rx_cur == ux)
 		ux->conn->rx_cur = NULL;
@@ -285,4 +283,106 @@ bool gm_ux_resolve_due(const struct gm_msg *m)
 {
 	return m->ux_unresolved &&
 	       (m->up->av_gen(m->up_ctx) != m->av_seen || now_ms(m) >= m->held_expiry_ms);
+}
+
+static bool ux_full(const struct gm_msg *m, const struct gm_conn *conn)
+{
+	return conn->ux_bytes >= m->cfg.ux_peer_max || m->ux_bytes >= m->cfg.ux_max;
+}
+
+/* Whether a posted receive takes the message whose header is at p. */
+static bool ux_posted_for(struct gm_msg *m, struct gm_conn *conn, const void *p)
+{
+	struct gm_msg_hdr h;
+	int q;
+
+	gm_msg_hdr_decode(p, &h);
+	q = (h.mflags & GM_M_TAGGED) ? 1 : 0;
+	if (!q && m->multi_starved)
+		return false;
+	return gm_match_posted(&m->posted[q], gm_conn_msg_src(conn), q ? h.tag : 0) != NULL;
+}
+
+/* Whether every message of a bundle (well formed or not) has a posted receive. */
+static bool ux_bundle_posted_for(struct gm_msg *m, struct gm_conn *conn, const uint8_t *p,
+                                 size_t len)
+{
+	while (len >= sizeof(struct gm_msg_hdr)) {
+		struct gm_msg_hdr h;
+
+		gm_msg_hdr_decode(p, &h);
+		if (h.msg_len > len - sizeof(h))
+			return true; /* malformed: its handler drops it */
+		if (!ux_posted_for(m, conn, p))
+			return false;
+		p += sizeof(h) + h.msg_len;
+		len -= sizeof(h) + h.msg_len;
+	}
+	return true;
+}
+
+/*
+ * A frame from a known peer, before its handler: false refuses it for now
+ * (gm_port_ops.recv), when the caps are reached and it would make us hold
+ * more.  Frames a posted receive takes always pass, so the receive an
+ * application waits on is never held back behind the caps.
+ */
+bool gm_ux_admit(struct gm_msg *m, struct gm_conn *conn, uint8_t type, const void *body, size_t len)
+{
+	fi_addr_t src = gm_conn_msg_src(conn);
+	bool need;
+
+	if (!ux_full(m, conn) || src == FI_ADDR_NOTAVAIL || src == GM_ADDR_HELD)
+		return true;
+	switch (type) {
+	case GM_FT_EAGER:
+	case GM_FT_START:
+	case GM_FT_RTS:
+		need = !ux_posted_for(m, conn, body);
+		break;
+	case GM_FT_BUNDLE:
+		need = !ux_bundle_posted_for(m, conn, body, len);
+		break;
+	case GM_FT_FRAG:
+		need = conn->rx_cur && !conn->rx_cur->bound;
+		break;
+	default:
+		need = false;
+	}
+	if (!need)
+		return true;
+	m->st.ux_refused++;
+	if (!conn->ux_refusing) {
+		conn->ux_refusing = true;
+		m->ux_refusing++;
+	}
+	if (!conn->ux_warned) {
+		conn->ux_warned = true;
+		MSG_WARN(m,
+		         "unexpected messages hold %zu bytes from fi_addr %lu, %zu in all "
+		         "(FI_GAMMA_UX_PEER_MAX %zu, FI_GAMMA_UX_MAX %zu): its next frames wait "
+		         "until receives take some\n",
+		         conn->ux_bytes, (unsigned long)src, m->ux_bytes, m->cfg.ux_peer_max,
+		         m->cfg.ux_max);
+	}
+	return false;
+}
+
+/* From progress: peers refused at the caps send again once under them. */
+void gm_ux_resume(struct gm_msg *m)
+{
+	struct gm_list *pos, *tmp;
+
+	gm_list_for_each_safe(&m->conn_list, pos, tmp)
+	{
+		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, msg_entry);
+
+		if (!conn->ux_refusing || ux_full(m, conn))
+			continue;
+		conn->ux_refusing = false;
+		m->ux_refusing--;
+		for (unsigned i = 0; i < GM_RAILS_MAX; i++)
+			if (conn->rails[i])
+				gm_peer_rx_resume(conn->rails[i]);
+	}
 }

@@ -151,13 +151,13 @@ static void print_stats(const struct gm_net *net)
 	    "bad csum %lu hdr %lu port %lu key %lu version %lu; ring drops %lu; probes %lu; "
 	    "bad msg crc %lu; peers failed %lu; bad mac %lu; reorder drops %lu; peers refused %lu "
 	    "reclaimed %lu; restarts %lu challenges %lu; rails failed %lu frames moved %lu revived "
-	    "%lu voided %lu; tx calls %lu\n",
+	    "%lu voided %lu; tx calls %lu; rx refused %lu\n",
 	    net->ifname, s.tx_frames, s.tx_bytes, s.tx_high, s.tx_low, s.rx_frames, s.rx_bytes,
 	    s.retransmits, s.fast_retransmits, s.timeouts, s.dup_dropped, s.ooo_buffered,
 	    s.acks_sent, s.acks_rcvd, s.bad_csum, s.bad_hdr, s.bad_port, s.bad_key, s.bad_version,
 	    s.ring_full_drops, s.probes, s.bad_msg_crc, s.peers_failed, s.bad_mac, s.ooo_dropped,
 	    s.peers_refused, s.peers_reclaimed, s.restarts, s.restart_challenges, s.rails_failed,
-	    s.frames_moved, s.rails_revived, s.frames_voided, s.tx_calls);
+	    s.frames_moved, s.rails_revived, s.frames_voided, s.tx_calls, s.rx_refused);
 }
 
 void gm_net_close(struct gm_net *net)

@@ -115,8 +115,14 @@ struct gm_rx_frame {
 };
 
 struct gm_port_ops {
-	/* A sequenced frame from peer, in order, exactly once. */
-	void (*recv)(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f);
+	/*
+	 * A sequenced frame from peer, in order, exactly once.  Returning false
+	 * refuses it for now, and must leave everything as it was: the frame
+	 * is held (else dropped, and retransmitted), the peer's frames stop
+	 * there and our acks show it a window of 0, which keeps it waiting but
+	 * not failing us, until gm_peer_rx_resume offers the frame again.
+	 */
+	bool (*recv)(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f);
 	/* The frame sent with this cookie was acknowledged by the peer. */
 	void (*acked)(void *ctx, struct gm_peer *peer, void *cookie);
 	/*
@@ -168,6 +174,8 @@ struct gm_net_stats {
 	 * side skipped because their sender moved them (GM_FT_VOID). */
 	uint64_t rails_failed, frames_moved, rails_revived, frames_voided;
 	uint64_t tx_calls; /* hand-overs to the link (a sendmmsg each, gm_net_kick) */
+	/* Frames the upper half could not take yet (its caps): held, the window shown 0. */
+	uint64_t rx_refused;
 };
 
 int gm_net_open(const struct gm_net_params *p, struct gm_net **out);
@@ -345,5 +353,7 @@ void *gm_peer_append(struct gm_peer *peer, size_t thdr_len, gm_thdr_fn enc, void
  * completion waits for that acknowledgement.
  */
 void gm_peer_ack_now(struct gm_peer *peer);
+/* The upper half takes frames again: offer what recv refused, and tell the peer. */
+void gm_peer_rx_resume(struct gm_peer *peer);
 
 #endif /* GM_NET_H */

@@ -78,6 +78,12 @@ struct gm_peer {
 	bool failed, ack_listed, ack_now;
 	bool from_input; /* created by a received frame, not by the upper half */
 	bool dormant;    /* its frames were moved to another rail (gm_peer_reclaim) */
+	/*
+	 * rx_blocked: the upper half refused the frame at rcv_nxt (gm_port_ops.recv);
+	 * it waits in rxw, our acks advertise a window of 0 until gm_peer_rx_resume.
+	 * peer_busy: the peer's last ack advertised 0 (it holds our frames).
+	 */
+	bool rx_blocked, peer_busy;
 
 	/* transmit side */
 	uint32_t snd_una, snd_nxt;
@@ -794,10 +800,12 @@ bool gm_peer_can_send(const struct gm_peer *peer)
 }
 
 /* The receive window we advertise: frames past rcv_nxt we will accept. */
-static unsigned adv_window(const struct gm_rel *rel)
+static unsigned adv_window(const struct gm_rel *rel, const struct gm_peer *pr)
 {
 	size_t a = pool_avail(rel) + 1;
 
+	if (pr->rx_blocked)
+		return 0;
 	return a < rel->cfg.window ? (unsigned)a : rel->cfg.window;
 }
 
@@ -1021,6 +1029,8 @@ static void fail_peer(struct gm_rel *rel, struct gm_peer *pr, int err)
 	pr->rto_deadline = 0;
 	pr->unacked = 0;
 	pr->ack_now = false;
+	pr->rx_blocked = false;
+	pr->peer_busy = false;
 	rx_drop_all(rel, pr);
 	while (pr->snd_una != pr->snd_nxt) {
 		struct gm_buf *b = pr->txw[SLOT(rel, pr->snd_una)];
@@ -1136,6 +1146,18 @@ static void process_ack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, un
 	void *pctx = pr->port->ctx;
 
 	pr->peer_wnd = wnd ? wnd : 1;
+	if (!wnd) {
+		/* It holds our frames until its upper half takes them: alive, not failing. */
+		pr->peer_busy = true;
+		pr->last_progress = now;
+	} else if (pr->peer_busy) {
+		/* It takes frames again: what it could not hold goes out now, not at the RTO. */
+		pr->peer_busy = false;
+		if (pr->rto_deadline) {
+			pr->rto_deadline = now;
+			arm(rel, now);
+		}
+	}
 	if (seq_diff(ack, pr->snd_una) <= 0 || seq_diff(ack, pr->snd_nxt) > 0)
 		return;
 	unsigned acked = (unsigned)seq_diff(ack, pr->snd_una);
@@ -1205,7 +1227,12 @@ static void process_sack(struct gm_rel *rel, struct gm_peer *pr, uint32_t ack, u
 	}
 }
 
-static void deliver(struct gm_port *port, struct gm_peer *pr, const uint8_t *gm,
+/*
+ * Hand the frame at rcv_nxt to the upper half and move past it.  False if
+ * the upper half refused it for now (its caps, gm_port_ops.recv): nothing
+ * changed, and the peer is blocked until gm_peer_rx_resume.
+ */
+static bool deliver(struct gm_port *port, struct gm_peer *pr, const uint8_t *gm,
                     const struct gm_hdr *h, bool crc_known, uint32_t body_crc)
 {
 	struct gm_rx_frame f = {.hdr = h,
@@ -1214,12 +1241,48 @@ static void deliver(struct gm_port *port, struct gm_peer *pr, const uint8_t *gm,
 	                        .crc_known = crc_known,
 	                        .body_crc = body_crc};
 
-	if (h->type != GM_FT_PING) /* its ack is the whole answer */
-		port->ops->recv(port->ctx, pr, &f);
+	/* rcv_nxt moves first: whatever the upper half sends acks this frame. */
+	pr->rcv_nxt++;
+	pr->unacked++;
+	if (h->type == GM_FT_PING || port->ops->recv(port->ctx, pr, &f)) {
+		pr->rx_blocked = false;
+		return true;
+	}
+	pr->rcv_nxt--;
+	pr->unacked--;
+	pr->rx_blocked = true;
+	port->rel->st.rx_refused++;
+	return false;
 }
 
-/* The gap before rcv_nxt closed: hand over what waited behind it.  True
- * if any of it asked to be acked at once (GM_F_ACKNOW). */
+/* Keep a frame at seq in rxw until its turn; false: no room, dropped (its
+ * sender retransmits it). */
+static bool rx_hold(struct gm_rel *rel, struct gm_peer *pr, const uint8_t *gm,
+                    const struct gm_hdr *h)
+{
+	struct gm_buf *b;
+
+	if (pr->ooo >= rel->ooo_peer_max || rel->ooo_total >= rel->ooo_max) {
+		rel->st.ooo_dropped++;
+		return false;
+	}
+	b = buf_get(rel);
+	if (!b)
+		return false;
+	b->seq = h->seq;
+	b->len = HDR_LEN + h->len;
+	b->rx_crc = rel->rx_crc_known;
+	b->body_crc = rel->rx_body_crc;
+	memcpy(b->data, gm, b->len);
+	pr->rxw[SLOT(rel, h->seq)] = b;
+	pr->ooo++;
+	rel->ooo_total++;
+	return true;
+}
+
+/* The gap before rcv_nxt closed, or the upper half takes frames again:
+ * hand over what waited.  True if any of it asked to be acked at once
+ * (GM_F_ACKNOW). */
 static bool deliver_held(struct gm_rel *rel, struct gm_port *port, struct gm_peer *pr)
 {
 	bool ack_now = false;
@@ -1233,11 +1296,15 @@ static bool deliver_held(struct gm_rel *rel, struct gm_port *port, struct gm_pee
 		pr->rxw[SLOT(rel, pr->rcv_nxt)] = NULL;
 		pr->ooo--;
 		rel->ooo_total--;
-		pr->rcv_nxt++;
-		pr->unacked++;
 		gm_hdr_decode(b->data, b->len, &bh);
+		if (!deliver(port, pr, b->data, &bh, b->rx_crc, b->body_crc)) {
+			/* Refused: nothing changed, it waits where it was. */
+			pr->rxw[SLOT(rel, pr->rcv_nxt)] = b;
+			pr->ooo++;
+			rel->ooo_total++;
+			break;
+		}
 		ack_now |= bh.flags & GM_F_ACKNOW;
-		deliver(port, pr, b->data, &bh, b->rx_crc, b->body_crc);
 		buf_put(rel, b);
 	}
 	return ack_now;
@@ -1304,34 +1371,43 @@ static void receive_seq(struct gm_rel *rel, struct gm_port *port, struct gm_peer
 		return;
 	}
 	if (d > 0) {
-		struct gm_buf *b;
-
-		if (pr->rxw[SLOT(rel, h->seq)]) {
+		/* Dropped when there is no room, as if lost: its sender retransmits it. */
+		if (pr->rxw[SLOT(rel, h->seq)])
 			rel->st.dup_dropped++;
-		} else if (pr->ooo >= rel->ooo_peer_max || rel->ooo_total >= rel->ooo_max) {
-			/* Dropped, as if lost: its sender retransmits it. */
-			rel->st.ooo_dropped++;
-		} else if ((b = buf_get(rel))) {
-			b->seq = h->seq;
-			b->len = HDR_LEN + h->len;
-			b->rx_crc = rel->rx_crc_known;
-			b->body_crc = rel->rx_body_crc;
-			memcpy(b->data, gm, b->len);
-			pr->rxw[SLOT(rel, h->seq)] = b;
-			pr->ooo++;
-			rel->ooo_total++;
+		else if (rx_hold(rel, pr, gm, h))
 			rel->st.ooo_buffered++;
-		}
 		ack_owe(rel, pr, true, now);
 		return;
 	}
-	pr->rcv_nxt++;
-	pr->unacked++;
-	deliver(port, pr, gm, h, rel->rx_crc_known, rel->rx_body_crc);
+	if (pr->rxw[SLOT(rel, h->seq)]) {
+		/* Refused earlier and held: this is its retransmission. */
+		rel->st.dup_dropped++;
+		ack_owe(rel, pr, true, now);
+		return;
+	}
+	if (!deliver(port, pr, gm, h, rel->rx_crc_known, rel->rx_body_crc)) {
+		/* Our ack at once says window 0: its sender waits, but knows we live. */
+		rx_hold(rel, pr, gm, h);
+		ack_owe(rel, pr, true, now);
+		return;
+	}
 	ack_now = deliver_held(rel, port, pr) || (h->flags & GM_F_ACKNOW);
 	if (pr->failed)
 		return;
 	ack_owe(rel, pr, ack_now || pr->unacked >= rel->ack_every, now);
+}
+
+void gm_peer_rx_resume(struct gm_peer *peer)
+{
+	struct gm_rel *rel = peer->port->rel;
+
+	if (!peer->rx_blocked || peer->failed)
+		return;
+	peer->rx_blocked = false;
+	deliver_held(rel, peer->port, peer);
+	/* The window it shows may open: say so now, its sender is waiting. */
+	if (!peer->failed)
+		ack_owe(rel, peer, true, 0);
 }
 
 static bool ack_stale(const struct gm_rel *rel, const struct gm_peer *pr, uint32_t ack)
@@ -1834,7 +1910,7 @@ static bool stamp(struct gm_rel *rel, struct gm_peer *pr, uint8_t *gm)
 		pr->unacked = 0;
 		pr->ack_deadline = 0;
 	}
-	gm_hdr_set_wnd(gm, (uint16_t)adv_window(rel));
+	gm_hdr_set_wnd(gm, (uint16_t)adv_window(rel, pr));
 	return memcmp(old, gm, sizeof(old)) != 0;
 }
 

@@ -7,12 +7,6 @@
 # Skips while the gamma provider offers no domain for the pair.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-. "$top/tools/gamma-env.sh"
-# shellcheck source=../../tools/lib/mpi.sh
-. "$top/tools/lib/mpi.sh"
-fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
-
 # shellcheck source=vethpair-lib.sh
 . "$(dirname "$0")/vethpair-lib.sh"
 vethpair_up gs

@@ -8,12 +8,6 @@
 # one end of a fresh veth pair, as in btl-gamma-smoke.sh.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-. "$top/tools/gamma-env.sh"
-# shellcheck source=../../tools/lib/mpi.sh
-. "$top/tools/lib/mpi.sh"
-fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
-
 # shellcheck source=vethpair-lib.sh
 . "$(dirname "$0")/vethpair-lib.sh"
 vethpair_up gl

@@ -1,6 +1,6 @@
 # Two ranks on this host, each on one end of a fresh veth pair (sourced,
-# not run; by btl-gamma-smoke.sh and btl-lost.sh, after fail and skip are
-# defined).
+# not run, with $top set; by btl-gamma-smoke.sh, btl-lost.sh and
+# btl-outrun.sh).  Brings fail, skip and Open MPI's launcher (mpi_ompi).
 #
 #   vethpair_up PREFIX
 #
@@ -8,6 +8,12 @@
 # removed on exit with the scratch directory VP_TMP), skips while the
 # gamma provider offers no domain for it, and builds mpi/btl-smoke.c as
 # $VP_TMP/btl-smoke.
+. "$top/tools/gamma-env.sh"
+# shellcheck source=../../tools/lib/mpi.sh
+. "$top/tools/lib/mpi.sh"
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+
 vethpair_up()
 {
 	[ "$(id -u)" -eq 0 ] || skip "needs root (veth pair, CAP_NET_RAW)"

@@ -108,7 +108,7 @@ static size_t msg_len(uint64_t idx, size_t maxp)
 
 static size_t g_maxp;
 
-static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
+static bool on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
 {
 	struct gm_msg_hdr m;
 	const uint8_t *p;
@@ -118,7 +118,7 @@ static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 		fprintf(stderr, "FAIL: unexpected frame type %u len %zu\n", f->hdr->type,
 		        f->body_len);
 		s.bad = true;
-		return;
+		return true;
 	}
 	gm_msg_hdr_decode(f->body, &m);
 	s.peer = peer;
@@ -134,7 +134,7 @@ static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 			if (rc)
 				fprintf(stderr, "pong send: %s\n", fi_strerror(-rc)), s.bad = true;
 		}
-		return;
+		return true;
 	}
 	len = f->body_len - sizeof(m);
 	if (m.msg_id != (uint32_t)s.next || len != msg_len(s.next, g_maxp) || m.msg_len != len) {
@@ -142,7 +142,7 @@ static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 		        "FAIL: got message %u (%zu bytes), expected %" PRIu64 " (%zu bytes)\n",
 		        m.msg_id, len, s.next, msg_len(s.next, g_maxp));
 		s.bad = true;
-		return;
+		return true;
 	}
 	p = (const uint8_t *)f->body + sizeof(m);
 	if (memcmp(p, pattern(s.next), len)) {
@@ -153,11 +153,12 @@ static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 		fprintf(stderr, "FAIL: message %" PRIu64 " byte %zu is %u, want %u\n", s.next, j,
 		        p[j], pattern(s.next)[j]);
 		s.bad = true;
-		return;
+		return true;
 	}
 	s.bytes += len;
 	s.next++;
 	s.delivered++;
+	return true;
 }
 
 static void on_acked(void *ctx, struct gm_peer *peer, void *cookie)

@@ -135,7 +135,7 @@ static int rail_of(struct node *nd, struct gm_peer *peer)
 	return -1;
 }
 
-static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
+static bool on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
 {
 	struct node *nd = ctx;
 	struct gm_msg_hdr m;
@@ -145,7 +145,7 @@ static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 	gm_msg_hdr_decode(f->body, &m);
 	if (m.msg_id < nd->next_expected) {
 		nd->dups++; /* moved from a dead rail, but it had arrived */
-		return;
+		return true;
 	}
 	cr_assert_eq(m.msg_id, nd->next_expected, "got message %u, expected %u", m.msg_id,
 	             nd->next_expected);
@@ -154,6 +154,7 @@ static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 		cr_assert_eq(p[j], pattern(m.msg_id, j), "message %u byte %zu", m.msg_id, j);
 	nd->next_expected++;
 	nd->delivered++;
+	return true;
 }
 
 static void on_acked(void *ctx, struct gm_peer *peer, void *cookie)

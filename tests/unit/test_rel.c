@@ -123,7 +123,7 @@ static size_t check_msg(struct node *nd, const uint8_t *body, size_t len)
 	return sizeof(m) + m.msg_len;
 }
 
-static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
+static bool on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f)
 {
 	struct node *nd = ctx;
 	const uint8_t *p = f->body;
@@ -138,6 +138,7 @@ static void on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 	cr_assert_eq(left, 0, "%zu bytes after the last message", left);
 	if (!nd->peer)
 		nd->peer = peer;
+	return true;
 }
 
 static void on_acked(void *ctx, struct gm_peer *peer, void *cookie)
