@@ -151,8 +151,9 @@ static void gm_params_read_nums(void)
 static void gm_params_define_ux(void)
 {
 	fi_param_define(&gm_prov, "ux_max", FI_PARAM_SIZE_T,
-	                "Bytes of unexpected messages an endpoint holds; beyond, new ones are "
-	                "dropped and counted (default: " GM_STR(GM_DEFAULT_UX_MAX) ")");
+	                "Bytes of unexpected messages an endpoint holds; beyond, a peer's "
+	                "frames wait, unacknowledged, until receives take some (default: " GM_STR(
+	                    GM_DEFAULT_UX_MAX) ")");
 	fi_param_define(
 	    &gm_prov, "ux_peer_max", FI_PARAM_SIZE_T,
 	    "Bytes of unexpected messages an endpoint holds from one peer (default: " GM_STR(
