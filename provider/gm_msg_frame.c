@@ -203,7 +203,7 @@ bool gm_msg_on_recv(void *ctx, struct gm_peer *peer, const struct gm_rx_frame *f
 		MSG_WARN(m, "dropping frame of unexpected type %u\n", type);
 		return true;
 	}
-	if (!gm_ux_admit(m, conn, type, f->body, f->body_len))
+	if (gm_ux_full(m, conn) && !gm_ux_admit(m, conn, type, f->body, f->body_len))
 		return false;
 	m->rx_frame = f;
 	gm_handlers[type](m, conn, f->body, f->body_len);

@@ -285,11 +285,6 @@ bool gm_ux_resolve_due(const struct gm_msg *m)
 	       (m->up->av_gen(m->up_ctx) != m->av_seen || now_ms(m) >= m->held_expiry_ms);
 }
 
-static bool ux_full(const struct gm_msg *m, const struct gm_conn *conn)
-{
-	return conn->ux_bytes >= m->cfg.ux_peer_max || m->ux_bytes >= m->cfg.ux_max;
-}
-
 /* Whether a posted receive takes the message whose header is at p. */
 static bool ux_posted_for(struct gm_msg *m, struct gm_conn *conn, const void *p)
 {
@@ -322,18 +317,18 @@ static bool ux_bundle_posted_for(struct gm_msg *m, struct gm_conn *conn, const u
 }
 
 /*
- * A frame from a known peer, before its handler: false refuses it for now
- * (gm_port_ops.recv), when the caps are reached and it would make us hold
- * more.  Frames a posted receive takes always pass, so the receive an
- * application waits on is never held back behind the caps.
+ * A frame from a peer while a cap is reached (gm_ux_full), before its
+ * handler: false refuses it for now (gm_port_ops.recv) if it is a known
+ * peer's and would make us hold more.  Frames a posted receive takes
+ * always pass, so the receive an application waits on is not held back.
  */
 bool gm_ux_admit(struct gm_msg *m, struct gm_conn *conn, uint8_t type, const void *body, size_t len)
 {
 	fi_addr_t src = gm_conn_msg_src(conn);
 	bool need;
 
-	if (!ux_full(m, conn) || src == FI_ADDR_NOTAVAIL || src == GM_ADDR_HELD)
-		return true;
+	if (src == FI_ADDR_NOTAVAIL || src == GM_ADDR_HELD)
+		return true; /* FI_GAMMA_UX_UNKNOWN_MAX's business */
 	switch (type) {
 	case GM_FT_EAGER:
 	case GM_FT_START:
@@ -377,7 +372,7 @@ void gm_ux_resume(struct gm_msg *m)
 	{
 		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, msg_entry);
 
-		if (!conn->ux_refusing || ux_full(m, conn))
+		if (!conn->ux_refusing || gm_ux_full(m, conn))
 			continue;
 		conn->ux_refusing = false;
 		m->ux_refusing--;
