@@ -158,11 +158,10 @@ static void gm_params_define_ux(void)
 	    &gm_prov, "ux_peer_max", FI_PARAM_SIZE_T,
 	    "Bytes of unexpected messages an endpoint holds from one peer (default: " GM_STR(
 	        GM_DEFAULT_UX_PEER_MAX) ")");
-	fi_param_define(
-	    &gm_prov, "ux_unknown_max", FI_PARAM_SIZE_T,
-	    "Bytes an endpoint holds of messages from sources not (yet) in its address "
-	    "vector, which are never delivered until the source is inserted (default: " GM_STR(
-	        GM_DEFAULT_UX_UNKNOWN_MAX) ")");
+	fi_param_define(&gm_prov, "ux_unknown_max", FI_PARAM_SIZE_T,
+	                "Bytes an endpoint holds of messages from sources not (yet) in its address "
+	                "vector; beyond, their frames wait, unacknowledged (default: " GM_STR(
+	                    GM_DEFAULT_UX_UNKNOWN_MAX) ")");
 	fi_param_define(&gm_prov, "ux_unknown", FI_PARAM_STRING,
 	                "Messages from sources not in the address vector: hold (delivered only "
 	                "once the source is inserted), deliver (with FI_ADDR_NOTAVAIL, as "

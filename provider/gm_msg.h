@@ -256,7 +256,7 @@ struct gm_ux {
 struct gm_msg_stats {
 	uint64_t unknown_held;     /* messages from sources not in the AV, held */
 	uint64_t unknown_released; /* ... (held or not) whose source then appeared in the AV */
-	uint64_t unknown_dropped;  /* ... dropped: never appeared, or FI_GAMMA_UX_UNKNOWN_MAX */
+	uint64_t unknown_dropped;  /* ... dropped: not in the AV within FI_GAMMA_UX_UNKNOWN_HOLD */
 	uint64_t ux_refused; /* frames from known peers held back at FI_GAMMA_UX_MAX/_PEER_MAX */
 	size_t ux_peak, unknown_peak; /* most bytes held at once */
 	uint64_t sends_lost; /* sends completed when buffered whose data the peer never got */

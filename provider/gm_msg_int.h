@@ -122,10 +122,11 @@ void gm_ux_deliver(struct gm_ux *ux, struct gm_rx *rx);
 void gm_ux_discard(struct gm_ux *ux);
 bool gm_ux_resolve_due(const struct gm_msg *m);
 void gm_ux_resolve_sources(struct gm_msg *m);
-/* The unexpected-message caps, a peer's or the endpoint's, are reached. */
+/* Some unexpected-message cap that conn's frames may meet is reached. */
 static inline bool gm_ux_full(const struct gm_msg *m, const struct gm_conn *conn)
 {
-	return conn->ux_bytes >= m->cfg.ux_peer_max || m->ux_bytes >= m->cfg.ux_max;
+	return conn->ux_bytes >= m->cfg.ux_peer_max || m->ux_bytes >= m->cfg.ux_max ||
+	       m->unknown_bytes >= m->cfg.ux_unknown_max;
 }
 bool gm_ux_admit(struct gm_msg *m, struct gm_conn *conn, uint8_t type, const void *body,
                  size_t len);

@@ -21,23 +21,22 @@ static bool ux_unknown(const struct gm_ux *ux)
 }
 
 /*
- * Unexpected messages are held within caps.  Those from sources not in the
- * AV have a budget of their own, FI_GAMMA_UX_UNKNOWN_MAX, beyond which they
- * are dropped, so that a flood of forged ones cannot crowd out the job's.
- * A known peer's are never dropped: once FI_GAMMA_UX_PEER_MAX (its own) or
- * FI_GAMMA_UX_MAX (the endpoint's) is reached, its frames that would add
- * more are refused (gm_ux_admit) and wait in the reliability layer, which
- * holds its sender back, until receives take some (gm_ux_resume).  So the
- * caps bound what a peer makes us hold to the cap plus one frame's worth.
+ * Unexpected messages are held within caps: FI_GAMMA_UX_PEER_MAX per peer
+ * and FI_GAMMA_UX_MAX per endpoint; those from sources not in the AV have
+ * a budget of their own, FI_GAMMA_UX_UNKNOWN_MAX, so that a flood of forged
+ * ones cannot crowd out the job's.  None is dropped for them: they were
+ * acknowledged frame by frame.  Once a cap is reached, the frames that
+ * would add more are refused (gm_ux_admit) and wait in the reliability
+ * layer, which holds their sender back, until receives take some or the
+ * source enters the AV (gm_ux_resume).  So the caps bound what a source
+ * makes us hold to the cap plus one frame's worth.
  */
-static bool ux_charge(struct gm_ux *ux, size_t n)
+static void ux_charge(struct gm_ux *ux, size_t n)
 {
 	struct gm_conn *conn = ux->conn;
 	struct gm_msg *m = conn->msg;
 
 	if (ux_unknown(ux)) {
-		if (m->unknown_bytes + n > m->cfg.ux_unknown_max)
-			return false;
 		m->unknown_bytes += n;
 		if (m->unknown_bytes > m->st.unknown_peak)
 			m->st.unknown_peak = m->unknown_bytes;
@@ -48,7 +47,6 @@ static bool ux_charge(struct gm_ux *ux, size_t n)
 			m->st.ux_peak = m->ux_bytes;
 	}
 	ux->charged += n;
-	return true;
 }
 
 static void ux_uncharge(struct gm_ux *ux, size_t n)
@@ -72,8 +70,7 @@ bool gm_ux_reserve(struct gm_ux *ux, uint64_t len)
 		return true;
 	if (cap > ux->msg_len)
 		cap = ux->msg_len;
-	if (!ux_charge(ux, cap - ux->cap))
-		return false;
+	ux_charge(ux, cap - ux->cap);
 	buf = realloc(ux->buf, cap);
 	if (!buf) {
 		ux_uncharge(ux, cap - ux->cap);
@@ -138,7 +135,8 @@ struct gm_ux *gm_ux_new(struct gm_conn *conn, const struct gm_msg_hdr *h, bool r
 	ux->msg_id = h->msg_id;
 	ux->rts = rts;
 	gm_list_init(&ux->entry);
-	if (!ux_charge(ux, sizeof(*ux)) || !gm_ux_reserve(ux, dlen)) {
+	ux_charge(ux, sizeof(*ux));
+	if (!gm_ux_reserve(ux, dlen)) {
 		gm_ux_drop(ux);
 		return NULL;
 	}
@@ -316,19 +314,29 @@ static bool ux_bundle_posted_for(struct gm_msg *m, struct gm_conn *conn, const u
 	return true;
 }
 
+/* Whether conn's messages are over their caps: a known peer's, or those of sources not in the AV.
+ */
+static bool ux_over(const struct gm_msg *m, const struct gm_conn *conn, fi_addr_t src)
+{
+	if (src == FI_ADDR_NOTAVAIL || src == GM_ADDR_HELD)
+		return m->unknown_bytes >= m->cfg.ux_unknown_max;
+	return conn->ux_bytes >= m->cfg.ux_peer_max || m->ux_bytes >= m->cfg.ux_max;
+}
+
 /*
- * A frame from a peer while a cap is reached (gm_ux_full), before its
- * handler: false refuses it for now (gm_port_ops.recv) if it is a known
- * peer's and would make us hold more.  Frames a posted receive takes
- * always pass, so the receive an application waits on is not held back.
+ * A frame while some cap is reached (gm_ux_full), before its handler:
+ * false refuses it for now (gm_port_ops.recv) if its source is over its
+ * cap and the frame would make us hold more.  Frames a posted receive
+ * takes always pass, so the receive an application waits on is not held
+ * back.
  */
 bool gm_ux_admit(struct gm_msg *m, struct gm_conn *conn, uint8_t type, const void *body, size_t len)
 {
 	fi_addr_t src = gm_conn_msg_src(conn);
 	bool need;
 
-	if (src == FI_ADDR_NOTAVAIL || src == GM_ADDR_HELD)
-		return true; /* FI_GAMMA_UX_UNKNOWN_MAX's business */
+	if (!ux_over(m, conn, src))
+		return true;
 	switch (type) {
 	case GM_FT_EAGER:
 	case GM_FT_START:
@@ -353,12 +361,19 @@ bool gm_ux_admit(struct gm_msg *m, struct gm_conn *conn, uint8_t type, const voi
 	}
 	if (!conn->ux_warned) {
 		conn->ux_warned = true;
-		MSG_WARN(m,
-		         "unexpected messages hold %zu bytes from fi_addr %lu, %zu in all "
-		         "(FI_GAMMA_UX_PEER_MAX %zu, FI_GAMMA_UX_MAX %zu): its next frames wait "
-		         "until receives take some\n",
-		         conn->ux_bytes, (unsigned long)src, m->ux_bytes, m->cfg.ux_peer_max,
-		         m->cfg.ux_max);
+		if (src == FI_ADDR_NOTAVAIL || src == GM_ADDR_HELD)
+			MSG_WARN(m,
+			         "unexpected messages from sources not in the AV hold %zu bytes "
+			         "(FI_GAMMA_UX_UNKNOWN_MAX %zu): the next frames of one wait until "
+			         "receives take some or it is inserted\n",
+			         m->unknown_bytes, m->cfg.ux_unknown_max);
+		else
+			MSG_WARN(m,
+			         "unexpected messages hold %zu bytes from fi_addr %lu, %zu in all "
+			         "(FI_GAMMA_UX_PEER_MAX %zu, FI_GAMMA_UX_MAX %zu): its next frames "
+			         "wait until receives take some\n",
+			         conn->ux_bytes, (unsigned long)src, m->ux_bytes,
+			         m->cfg.ux_peer_max, m->cfg.ux_max);
 	}
 	return false;
 }
@@ -372,7 +387,7 @@ void gm_ux_resume(struct gm_msg *m)
 	{
 		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, msg_entry);
 
-		if (!conn->ux_refusing || gm_ux_full(m, conn))
+		if (!conn->ux_refusing || ux_over(m, conn, gm_conn_msg_src(conn)))
 			continue;
 		conn->ux_refusing = false;
 		m->ux_refusing--;
