@@ -314,8 +314,7 @@ static bool ux_bundle_posted_for(struct gm_msg *m, struct gm_conn *conn, const u
 	return true;
 }
 
-/* Whether conn's messages are over their caps: a known peer's, or those of sources not in the AV.
- */
+/* Whether conn is over its caps: a known peer's, or the budget of sources not in the AV. */
 static bool ux_over(const struct gm_msg *m, const struct gm_conn *conn, fi_addr_t src)
 {
 	if (src == FI_ADDR_NOTAVAIL || src == GM_ADDR_HELD)
