@@ -25,6 +25,7 @@ void gm_msg_init(struct gm_msg *m, const struct gm_msg_cfg *cfg, const struct gm
 	gm_list_init(&m->conn_list);
 	gm_list_init(&m->tx_pending);
 	gm_list_init(&m->tx_live);
+	gm_list_init(&m->ux_refusing);
 	gm_pool_init(&m->tx_pool, sizeof(struct gm_tx), cfg->tx_max + 2 * cfg->rx_max);
 	gm_pool_init(&m->rx_pool, sizeof(struct gm_rx), 2 * cfg->rx_max);
 }
@@ -52,6 +53,7 @@ struct gm_conn *gm_conn_new(struct gm_msg *m, struct gm_peer *peer, unsigned rai
 	gm_list_init(&conn->tx_queue);
 	gm_list_init(&conn->cts_wait);
 	gm_list_init(&conn->pend_entry);
+	gm_list_init(&conn->refuse_entry);
 	gm_list_init(&conn->rx_parked);
 	gm_list_init(&conn->moved);
 	for (unsigned r = 0; r < GM_RAILS_MAX; r++)
@@ -163,7 +165,7 @@ void gm_msg_progress(struct gm_msg *m)
 	gm_rx_unstarve(m);
 	if (m->cts_starved)
 		gm_rndv_retry(m);
-	if (m->ux_refusing)
+	if (!gm_list_empty(&m->ux_refusing))
 		gm_ux_resume(m);
 }
 

@@ -135,8 +135,8 @@ struct gm_conn {
 	struct gm_ux *rx_cur;      /* medium message being reassembled, if unexpected */
 	struct gm_rx *rx_cur_rx;   /* ... or the posted receive it lands in */
 	uint32_t rx_cur_id;
-	size_t ux_bytes;  /* held in unexpected messages from this peer (FI_GAMMA_UX_PEER_MAX) */
-	bool ux_refusing; /* its frames are refused at the caps (gm_ux_admit) */
+	size_t ux_bytes; /* held in unexpected messages from this peer (FI_GAMMA_UX_PEER_MAX) */
+	struct gm_list refuse_entry; /* on msg->ux_refusing: refused at the caps */
 	bool ux_warned;
 	uint64_t rx_matched;      /* receives matched to this peer's messages so far */
 	uint64_t rx_reported;     /* ... and completed to the application, in that order */
@@ -317,7 +317,7 @@ struct gm_msg {
 	struct gm_list rndv_rx;         /* receives pulling a rendezvous message */
 	size_t ux_unresolved;           /* unexpected messages from outside the AV, held or not */
 	size_t ux_bytes, unknown_bytes; /* held in unexpected messages (caps: cfg) */
-	unsigned ux_refusing;           /* conns with ux_refusing set */
+	struct gm_list ux_refusing;     /* conns refused at the caps (refuse_entry) */
 	uint64_t av_seen;               /* av_gen when held messages were last resolved */
 	uint64_t held_expiry_ms;        /* the oldest held message's deadline */
 	struct gm_msg_stats st;

@@ -354,10 +354,8 @@ bool gm_ux_admit(struct gm_msg *m, struct gm_conn *conn, uint8_t type, const voi
 	if (!need)
 		return true;
 	m->st.ux_refused++;
-	if (!conn->ux_refusing) {
-		conn->ux_refusing = true;
-		m->ux_refusing++;
-	}
+	if (gm_list_empty(&conn->refuse_entry))
+		gm_list_add_tail(&m->ux_refusing, &conn->refuse_entry);
 	if (!conn->ux_warned) {
 		conn->ux_warned = true;
 		if (src == FI_ADDR_NOTAVAIL || src == GM_ADDR_HELD)
@@ -382,14 +380,13 @@ void gm_ux_resume(struct gm_msg *m)
 {
 	struct gm_list *pos, *tmp;
 
-	gm_list_for_each_safe(&m->conn_list, pos, tmp)
+	gm_list_for_each_safe(&m->ux_refusing, pos, tmp)
 	{
-		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, msg_entry);
+		struct gm_conn *conn = gm_list_entry(pos, struct gm_conn, refuse_entry);
 
-		if (!conn->ux_refusing || ux_over(m, conn, gm_conn_msg_src(conn)))
+		if (ux_over(m, conn, gm_conn_msg_src(conn)))
 			continue;
-		conn->ux_refusing = false;
-		m->ux_refusing--;
+		gm_list_del(&conn->refuse_entry);
 		for (unsigned i = 0; i < GM_RAILS_MAX; i++)
 			if (conn->rails[i])
 				gm_peer_rx_resume(conn->rails[i]);
