@@ -46,15 +46,18 @@ done
 
 # mtl/ofi inserts a peer into the AV when it first talks to it, so rank
 # 0's messages to a rank 1 that stays out of MPI (mpi/outrun.c) come from
-# a source not in rank 1's AV: past FI_GAMMA_UX_UNKNOWN_MAX (1 MiB, about
-# 5700 of these) their frames must wait, not be dropped (rank 1 then
-# received later messages in their place), and reach rank 1 once it is in.
+# a source not in rank 1's AV until rank 1 calls in: past
+# FI_GAMMA_UX_UNKNOWN_MAX (1 MiB, about 5700 of these) their frames must
+# wait, not be dropped (rank 1 then received later messages in their
+# place).  How many arrive before rank 1 calls in depends on timing, so
+# the test checks the data and reports the counters (test_msg checks the
+# budget deterministically).
 prog=$top/mpi/outrun
 [ -x "$prog" ] || fail "$prog is not built (make check builds it)"
 out=$(FI_GAMMA_STATS=1 timeout -k 10 300 "${MPI_CMD[@]}" -np 2 --map-by node -x FI_GAMMA_STATS \
 	--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include gamma "$prog" "$WORK/flag" 12000 2>&1) ||
 	fail "outrun over mtl/ofi exited $?: $(grep -v '^gamma' <<<"$out" | tail -20)"
 grep -q '^outrun: OK: 12000 messages' <<<"$out" || fail "outrun over mtl/ofi: $out"
-line=$(grep -E '^gamma msg stats .*released [1-9][0-9]* dropped 0 .*unexpected frames refused [1-9]' <<<"$out") ||
-	fail "no rank held a source outside its AV back at its budget: $(grep '^gamma msg' <<<"$out")"
-ok "mtl/ofi: 12000 messages to a rank not yet in MPI, all intact: $(grep -o 'released [0-9]* dropped 0' <<<"$line"), $(grep -o 'unexpected frames refused [0-9]*' <<<"$line")"
+grep -q '^gamma msg stats .*released [0-9]* dropped [1-9]' <<<"$out" &&
+	fail "messages from a source outside the AV were dropped: $(grep '^gamma msg' <<<"$out")"
+ok "mtl/ofi: 12000 messages to a rank not yet in MPI, all intact: $(grep -o 'released [0-9]* dropped 0 (peak [0-9]* B); unexpected frames refused [0-9]*' <<<"$out" | sort | tail -1)"
