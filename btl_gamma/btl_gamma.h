@@ -18,6 +18,8 @@
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/btl/base/base.h"
 #include "opal/threads/mutex.h"
+
+#include "btl_gamma_reg.h"
 #include "opal/util/show_help.h"
 
 BEGIN_C_DECLS
@@ -48,7 +50,13 @@ struct gamma_hdr {
 
 /* FI_CONTEXT mode: the provider owns the fi_context until the completion;
  * kind tells a send fragment from a receive buffer in the CQ. */
-enum gamma_ctx_kind { GAMMA_CTX_SEND = 1, GAMMA_CTX_RECV = 2, GAMMA_CTX_WATCH = 3 };
+enum gamma_ctx_kind {
+	GAMMA_CTX_SEND = 1,
+	GAMMA_CTX_RECV = 2,
+	GAMMA_CTX_WATCH = 3,
+	GAMMA_CTX_GET = 4,      /* btl_get: the data's receive, in the caller's buffer */
+	GAMMA_CTX_GET_DATA = 5, /* a peer's btl_get served: the data's send */
+};
 struct gamma_ctx {
 	struct fi_context fi;
 	enum gamma_ctx_kind kind;
@@ -90,6 +98,37 @@ struct gamma_pool_ctx {
 	opal_free_list_t *pool;
 	size_t capacity;
 };
+
+/*
+ * btl_get (btl_gamma_get.c).  ob1 sends a large contiguous message as an
+ * RGET naming a registration of the sender's buffer; the receiver's
+ * btl_get posts a tagged receive in its own buffer and asks the sender's
+ * BTL, in a message of tag GAMMA_TAG_GET, to send that region with that
+ * tag.  The data then crosses once, from the sender's buffer to the
+ * receiver's, through the provider's own rendezvous: no fragments, no
+ * copy into receive buffers and out again.
+ */
+#define GAMMA_TAG_GET (MCA_BTL_TAG_BTL + 0x10)
+/* Tags of the data of btl_get: never a watch's (GAMMA_WATCH_TAG). */
+#define GAMMA_GET_TAG_BIT (1ull << 62)
+
+/* One btl_get, on either side (ctx.kind says which). */
+typedef struct gamma_get {
+	opal_free_list_item_t super;
+	struct gamma_ctx ctx;
+	struct mca_btl_gamma_module_t *module;
+	struct mca_btl_base_endpoint_t *endpoint; /* GAMMA_CTX_GET */
+	fi_addr_t peer;                           /* GAMMA_CTX_GET_DATA */
+	uint64_t tag;
+	void *buf;
+	size_t len;
+	struct mca_btl_base_registration_handle_t *local_handle;
+	mca_btl_base_rdma_completion_fn_t cbfunc;
+	void *cbcontext;
+	void *cbdata;
+	bool abandoned; /* btl_get failed after posting: no callback */
+} gamma_get_t;
+OBJ_CLASS_DECLARATION(gamma_get_t);
 
 /* A module's domain name: an interface, or rails a+b (up to 4). */
 #define GAMMA_DOMAIN_NAME_MAX (4 * IF_NAMESIZE)
@@ -139,6 +178,15 @@ typedef struct mca_btl_gamma_module_t {
 	/* Sends the provider refused with -FI_EAGAIN, oldest first: later sends
 	 * queue behind them so a peer sees fragments in order. */
 	opal_list_t pending;
+	/* btl_get (btl_gamma_get.c): registrations (under lock), the
+	 * operations, the data of peers' gets the provider refused with
+	 * -FI_EAGAIN (under lock), and the next data tag. */
+	struct gamma_regs regs;
+	opal_free_list_t gets;
+	opal_list_t get_pending;
+	uint64_t get_seq;
+	/* Shown at finalize with btl_gamma_verbose 10. */
+	uint64_t gets_done, gets_failed, gets_served, gets_refused;
 	volatile int32_t inflight; /* fi_send calls not yet completed */
 	opal_list_t endpoints;
 	mca_btl_base_module_error_cb_fn_t error_cb;
@@ -266,7 +314,26 @@ void gamma_send_complete(mca_btl_gamma_frag_t *frag, int status);
 int gamma_send_drain_pending(mca_btl_gamma_module_t *m);
 
 /* btl_gamma_recv.c */
-void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_t len);
+void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_t len,
+                        fi_addr_t src);
+
+/* btl_gamma_get.c */
+int gamma_get_init(mca_btl_gamma_module_t *m);
+void gamma_get_fini(mca_btl_gamma_module_t *m);
+struct mca_btl_base_registration_handle_t *gamma_register_mem(mca_btl_base_module_t *btl,
+                                                              mca_btl_base_endpoint_t *endpoint,
+                                                              void *base, size_t size,
+                                                              uint32_t flags);
+int gamma_deregister_mem(mca_btl_base_module_t *btl,
+                         struct mca_btl_base_registration_handle_t *handle);
+int gamma_get(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint, void *local_address,
+              uint64_t remote_address, struct mca_btl_base_registration_handle_t *local_handle,
+              struct mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
+              int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
+void gamma_get_serve(mca_btl_gamma_module_t *m, fi_addr_t src, const void *body, size_t len);
+void gamma_get_done(gamma_get_t *g, const struct fi_cq_err_entry *err, size_t len);
+int gamma_get_drain_pending(mca_btl_gamma_module_t *m);
+void gamma_get_report(const mca_btl_gamma_module_t *m);
 
 /* btl_gamma_endpoint.c */
 mca_btl_gamma_endpoint_t *gamma_endpoint_create(mca_btl_gamma_module_t *m,

@@ -94,6 +94,8 @@ static mca_btl_gamma_module_t *module_create(const char *ifname, int *err)
 		goto fail;
 	if (gamma_frag_pools_init(m))
 		goto fail_fi;
+	if (gamma_get_init(m))
+		goto fail_pools;
 	for (int i = 0; i < GAMMA_RX_POSTED; i++) {
 		if (gamma_fi_post_recv(m, &m->rx[i]))
 			goto fail_pools;
@@ -110,6 +112,7 @@ static mca_btl_gamma_module_t *module_create(const char *ifname, int *err)
 	return m;
 
 fail_pools:
+	gamma_get_fini(m);
 	gamma_frag_pools_fini(m);
 fail_fi:
 	gamma_fi_close(m);

@@ -212,6 +212,9 @@ int gamma_fi_open(mca_btl_gamma_module_t *m, struct fi_info *info)
 		m->super.btl_eager_limit = m->super.btl_max_send_size;
 	if (m->super.btl_rndv_eager_limit > m->super.btl_eager_limit)
 		m->super.btl_rndv_eager_limit = m->super.btl_eager_limit;
+	/* A get is one message: ob1 splits larger ones. */
+	if (max_msg && m->super.btl_get_limit > max_msg)
+		m->super.btl_get_limit = max_msg;
 	return 0;
 
 fail:

@@ -31,6 +31,10 @@ mca_btl_gamma_module_t mca_btl_gamma_module_template = {
             .btl_prepare_src = gamma_prepare_src,
             .btl_send = gamma_send,
             .btl_sendi = gamma_sendi,
+            .btl_get = gamma_get,
+            .btl_register_mem = gamma_register_mem,
+            .btl_deregister_mem = gamma_deregister_mem,
+            .btl_registration_handle_size = sizeof(struct mca_btl_base_registration_handle_t),
             .btl_register_error = gamma_register_error,
         },
 };
@@ -117,6 +121,7 @@ static int gamma_finalize(mca_btl_base_module_t *btl)
 
 	m->enabled = false;
 	gamma_fi_flush(m);
+	gamma_get_report(m);
 	for (int i = 0; i < c->num_modules; i++)
 		if (c->modules[i] == m)
 			c->modules[i] = NULL;
@@ -126,6 +131,7 @@ static int gamma_finalize(mca_btl_base_module_t *btl)
 	while ((item = opal_list_remove_first(&m->pending)))
 		gamma_frag_return_if_owned((mca_btl_gamma_frag_t *)item);
 	gamma_fi_close(m);
+	gamma_get_fini(m);
 	gamma_frag_pools_fini(m);
 	OBJ_DESTRUCT(&m->pending);
 	OBJ_DESTRUCT(&m->endpoints);

@@ -121,7 +121,9 @@ int gamma_params_register(void)
 	t->btl_eager_limit = GAMMA_EAGER_DEFAULT;
 	t->btl_rndv_eager_limit = GAMMA_EAGER_DEFAULT;
 	t->btl_max_send_size = GAMMA_EAGER_DEFAULT;
-	t->btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SEND_INPLACE;
+	/* GET: a large contiguous message crosses once, straight into the
+	 * receiver's buffer (btl_gamma_get.c). */
+	t->btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_SEND_INPLACE | MCA_BTL_FLAGS_GET;
 	/* The base registers latency and bandwidth only for BTLs with put. */
 	t->btl_latency = 10;
 	t->btl_bandwidth = 1000;

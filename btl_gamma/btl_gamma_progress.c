@@ -30,7 +30,9 @@ void gamma_fi_flush(mca_btl_gamma_module_t *m)
 {
 	const double deadline = gamma_now_s() + GAMMA_FLUSH_SECONDS;
 
-	while ((m->inflight > 0 || !opal_list_is_empty(&m->pending)) && gamma_now_s() < deadline)
+	while ((m->inflight > 0 || !opal_list_is_empty(&m->pending) ||
+	        !opal_list_is_empty(&m->get_pending)) &&
+	       gamma_now_s() < deadline)
 		gamma_fi_progress(m);
 	if (m->inflight > 0 || !opal_list_is_empty(&m->pending))
 		GAMMA_VERBOSE(10, "btl gamma: %s: closing with %d sends unconfirmed", m->ifname,
@@ -103,6 +105,10 @@ static void handle_error(mca_btl_gamma_module_t *m)
 		ep->watching = false;
 		return;
 	}
+	if (ctx->kind == GAMMA_CTX_GET || ctx->kind == GAMMA_CTX_GET_DATA) {
+		gamma_get_done(container_of(ctx, gamma_get_t, ctx), &err, 0);
+		return;
+	}
 	if (ctx->kind == GAMMA_CTX_SEND) {
 		mca_btl_gamma_frag_t *frag = container_of(ctx, mca_btl_gamma_frag_t, ctx);
 		char why[160];
@@ -144,6 +150,8 @@ static void dispatch(mca_btl_gamma_module_t *m, const struct fi_cq_tagged_entry 
 	} else if (ctx->kind == GAMMA_CTX_SEND) {
 		OPAL_THREAD_ADD_FETCH32(&m->inflight, -1);
 		gamma_send_complete(container_of(ctx, mca_btl_gamma_frag_t, ctx), OPAL_SUCCESS);
+	} else if (ctx->kind == GAMMA_CTX_GET || ctx->kind == GAMMA_CTX_GET_DATA) {
+		gamma_get_done(container_of(ctx, gamma_get_t, ctx), NULL, ent->len);
 	} else {
 		struct gamma_rxbuf *rx = container_of(ctx, struct gamma_rxbuf, ctx);
 
@@ -163,7 +171,7 @@ static void dispatch(mca_btl_gamma_module_t *m, const struct fi_cq_tagged_entry 
 			return;
 		}
 		rx->busy = true;
-		gamma_recv_deliver(m, rx, ent->len);
+		gamma_recv_deliver(m, rx, ent->len, src);
 		rx->busy = false;
 		gamma_fi_post_recv(m, rx);
 	}
@@ -203,7 +211,8 @@ static int progress(mca_btl_gamma_module_t *m, int wait_ms)
 	if (!m->job_known)
 		gamma_endpoint_learn_job(m);
 	/* Blocking with sends still to hand over would hold them back. */
-	if (!opal_list_is_empty(&m->pending) || m->rx_unposted)
+	if (!opal_list_is_empty(&m->pending) || !opal_list_is_empty(&m->get_pending) ||
+	    m->rx_unposted)
 		wait_ms = 0;
 	for (int round = 0; round < 4; round++) {
 		if (round == 0 && wait_ms > 0)
@@ -227,6 +236,8 @@ static int progress(mca_btl_gamma_module_t *m, int wait_ms)
 		repost_missing(m);
 	if (!opal_list_is_empty(&m->pending))
 		events += gamma_send_drain_pending(m);
+	if (!opal_list_is_empty(&m->get_pending))
+		events += gamma_get_drain_pending(m);
 	progress_leave(m);
 	return events;
 }

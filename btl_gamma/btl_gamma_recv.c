@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* Hand one received message to the PML's active-message callback. */
+/* Hand one received message to the PML's active-message callback, or,
+ * for a peer's get, to btl_gamma_get.c. */
 #include "btl_gamma.h"
 
 #include <string.h>
@@ -8,7 +9,8 @@
 
 static volatile int32_t short_shown, tag_shown;
 
-void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_t len)
+void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_t len,
+                        fi_addr_t src)
 {
 	const struct gamma_hdr *h = (const struct gamma_hdr *)rx->buf;
 	const mca_btl_active_message_callback_t *reg;
@@ -21,6 +23,10 @@ void gamma_recv_deliver(mca_btl_gamma_module_t *m, struct gamma_rxbuf *rx, size_
 		else
 			GAMMA_VERBOSE(10, "btl gamma: %s: dropped a %zu-byte message", m->ifname,
 			              len);
+		return;
+	}
+	if (h->tag == GAMMA_TAG_GET) {
+		gamma_get_serve(m, src, rx->buf + sizeof(*h), len - sizeof(*h));
 		return;
 	}
 	reg = &mca_btl_base_active_message_trigger[h->tag];
