@@ -182,6 +182,7 @@ typedef struct mca_btl_gamma_module_t {
 	 * operations, the data of peers' gets the provider refused with
 	 * -FI_EAGAIN (under lock), and the next data tag. */
 	struct gamma_regs regs;
+	struct mca_btl_base_registration_handle_t local_reg; /* receive buffers' */
 	opal_free_list_t gets;
 	opal_list_t get_pending;
 	uint64_t get_seq;
@@ -326,6 +327,10 @@ struct mca_btl_base_registration_handle_t *gamma_register_mem(mca_btl_base_modul
                                                               uint32_t flags);
 int gamma_deregister_mem(mca_btl_base_module_t *btl,
                          struct mca_btl_base_registration_handle_t *handle);
+int gamma_put(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint, void *local_address,
+              uint64_t remote_address, struct mca_btl_base_registration_handle_t *local_handle,
+              struct mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
+              int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata);
 int gamma_get(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint, void *local_address,
               uint64_t remote_address, struct mca_btl_base_registration_handle_t *local_handle,
               struct mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,

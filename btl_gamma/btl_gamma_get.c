@@ -59,6 +59,10 @@ mca_btl_base_registration_handle_t *gamma_register_mem(mca_btl_base_module_t *bt
 	mca_btl_gamma_module_t *m = to_module(btl);
 	mca_btl_base_registration_handle_t *h;
 
+	/* Only what a peer may read needs a slot; ob1's registrations of a
+	 * receive buffer (for our own gets, or for puts we refuse) never fail. */
+	if (!(flags & MCA_BTL_REG_FLAG_REMOTE_READ))
+		return &m->local_reg;
 	/* NULL (every slot taken): ob1 sends the message in fragments instead. */
 	OPAL_THREAD_LOCK(&m->lock);
 	h = gamma_regs_add(&m->regs, base, size);
@@ -70,6 +74,8 @@ int gamma_deregister_mem(mca_btl_base_module_t *btl, mca_btl_base_registration_h
 {
 	mca_btl_gamma_module_t *m = to_module(btl);
 
+	if (handle == &m->local_reg)
+		return OPAL_SUCCESS;
 	OPAL_THREAD_LOCK(&m->lock);
 	gamma_regs_remove(&m->regs, handle);
 	OPAL_THREAD_UNLOCK(&m->lock);
@@ -140,6 +146,22 @@ int gamma_get(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint, voi
 	g->abandoned = true;
 	fi_cancel(&m->ep->fid, &g->ctx.fi);
 	return (int)rc;
+}
+
+/*
+ * ob1 asks for a put when a contiguous message arrives by its rendezvous
+ * instead of an RGET (the sender's registration failed, or a second BTL to
+ * the same peer took the send).  gamma has none: refused, ob1 sends that
+ * part in fragments instead.  Every rank must agree on gets, though: ob1
+ * aborts on an RGET its receiver's BTL cannot serve, so btl_gamma_flags
+ * is a job-wide setting.
+ */
+int gamma_put(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint, void *local_address,
+              uint64_t remote_address, mca_btl_base_registration_handle_t *local_handle,
+              mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags, int order,
+              mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+	return OPAL_ERR_NOT_AVAILABLE;
 }
 
 /* Hand the data of a peer's get to the provider (m->lock held). */

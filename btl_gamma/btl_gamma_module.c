@@ -32,6 +32,7 @@ mca_btl_gamma_module_t mca_btl_gamma_module_template = {
             .btl_send = gamma_send,
             .btl_sendi = gamma_sendi,
             .btl_get = gamma_get,
+            .btl_put = gamma_put,
             .btl_register_mem = gamma_register_mem,
             .btl_deregister_mem = gamma_deregister_mem,
             .btl_registration_handle_size = sizeof(struct mca_btl_base_registration_handle_t),
