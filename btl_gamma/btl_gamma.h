@@ -18,9 +18,9 @@
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/btl/base/base.h"
 #include "opal/threads/mutex.h"
+#include "opal/util/show_help.h"
 
 #include "btl_gamma_reg.h"
-#include "opal/util/show_help.h"
 
 BEGIN_C_DECLS
 
