@@ -6,14 +6,5 @@
 # their own results; experiments/conformance/hpcc --quick runs it and
 # judges the report.
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed"; exit 77; }
-out=$("$top/experiments/conformance/hpcc" --quick 2>&1)
-rc=$?
-echo "$out"
-case $rc in
-0) grep -Eq '^gamma .* ok$' <<<"$out" || { echo "FAIL: no verdict line for gamma"; exit 1; }
-	echo "ok: the HPC Challenge suite passes over btl gamma on 4 nodes" ;;
-77) echo "SKIP: $(tail -1 <<<"$out")"; exit 77 ;;
-*) echo "FAIL: the HPC Challenge suite over btl gamma"; exit 1 ;;
-esac
+. "$(dirname "$0")/conform-lib.sh"
+conform_quick hpcc 1 '^gamma .* ok$' "the HPC Challenge suite passes over btl gamma on 4 nodes"

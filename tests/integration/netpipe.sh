@@ -10,15 +10,6 @@
 # runs by hand) and receivers hold their senders back while NetPIPE
 # checks every byte.
 set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed"; exit 77; }
-out=$("$top/experiments/conformance/netpipe" --quick --ux-cap 1048576 2>&1)
-rc=$?
-echo "$out"
-case $rc in
-0) [ "$(grep -Ec '^[a-z]+ +gamma +[0-9]+ .* ok$' <<<"$out")" -eq 7 ] ||
-	{ echo "FAIL: expected an ok line for each of the 7 modes"; exit 1; }
-	echo "ok: NetPIPE's integrity check passes over btl gamma in 7 modes" ;;
-77) echo "SKIP: $(tail -1 <<<"$out")"; exit 77 ;;
-*) echo "FAIL: NetPIPE's integrity check over btl gamma"; exit 1 ;;
-esac
+. "$(dirname "$0")/conform-lib.sh"
+conform_quick netpipe 7 '^[a-z]+ +gamma +[0-9]+ .* ok$' \
+	"NetPIPE's integrity check passes over btl gamma in 7 modes" --ux-cap 1048576
