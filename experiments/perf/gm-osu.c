@@ -206,6 +206,42 @@ static void latency(uint8_t *sb, uint8_t *rb, size_t n, int iters, int reps)
 }
 
 /*
+ * Both ranks send n bytes to each other at once (MPI_Sendrecv, as halo
+ * exchanges do), iters times, timed from the very first: run first, it
+ * shows what a fresh process pays (rings and buffers touched for the first
+ * time) beside the steady state.  Prints the median of all exchanges and
+ * of the first tenth.
+ */
+static void exchange(uint8_t *sb, uint8_t *rb, size_t n, int iters)
+{
+	int tenth = iters / 10 > 0 ? iters / 10 : 1;
+	double *v = malloc(sizeof(double) * (size_t)iters);
+	if (!v)
+		die("out of memory");
+	fill(sb, n, rank);
+	for (int i = 0; i < iters + 3; i++) {
+		uint64_t seq = 2000000 + (uint64_t)i;
+		stamp(sb, n, seq);
+		double t0 = MPI_Wtime();
+		MPI_Sendrecv(sb, (int)n, MPI_BYTE, peer, 3, rb, (int)n, MPI_BYTE, peer, 3,
+		             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		if (i < iters) {
+			v[i] = (MPI_Wtime() - t0) * 1e6;
+			check_stamp("exchange", rb, n, seq, peer);
+		} else {
+			check_full("exchange", rb, n, seq, peer);
+		}
+	}
+	if (rank == 0) {
+		double first = median(v, (size_t)tenth); /* sorts only the first tenth */
+		printf("exchange,%zu,%.3f,us,%.3f,us_first_tenth\n", n, median(v, (size_t)iters),
+		       first);
+		fflush(stdout);
+	}
+	free(v);
+}
+
+/*
  * Rank 0 streams windows of W messages, rank 1 answers each window with an
  * empty ack. Returns messages per second of the timed windows, median over
  * reps; *cpu gets both ranks' CPU seconds per message.
@@ -297,8 +333,8 @@ static int window_for(size_t n)
 
 int main(int argc, char **argv)
 {
-	size_t lat[MAX_SIZES], bw[MAX_SIZES];
-	int nlat = 0, nbw = 0, rate = 0, iters = 1000, reps = 5;
+	size_t lat[MAX_SIZES], bw[MAX_SIZES], ex[MAX_SIZES];
+	int nlat = 0, nbw = 0, nex = 0, rate = 0, iters = 1000, reps = 5;
 	double target = 64e6;
 	int size;
 
@@ -315,12 +351,13 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (!v)
-			die("usage: gm-osu [--lat SIZES] [--bw SIZES] [--rate] [--iters N] [--reps "
-			    "R] "
-			    "[--bytes B]");
+			die("usage: gm-osu [--exchange SIZES] [--lat SIZES] [--bw SIZES] [--rate] "
+			    "[--iters N] [--reps R] [--bytes B]");
 		i++;
 		if (!strcmp(a, "--lat"))
 			nlat = parse_sizes(v, lat);
+		else if (!strcmp(a, "--exchange"))
+			nex = parse_sizes(v, ex);
 		else if (!strcmp(a, "--bw"))
 			nbw = parse_sizes(v, bw);
 		else if (!strcmp(a, "--iters"))
@@ -339,6 +376,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nlat; i++)
 		if (lat[i] > maxbuf)
 			maxbuf = lat[i];
+	for (int i = 0; i < nex; i++)
+		if (ex[i] > maxbuf)
+			maxbuf = ex[i];
 	for (int i = 0; i < nbw; i++)
 		if (bw[i] * (size_t)window_for(bw[i]) > maxbuf)
 			maxbuf = bw[i] * (size_t)window_for(bw[i]);
@@ -350,6 +390,8 @@ int main(int argc, char **argv)
 	memset(rb, 0, maxbuf);
 	if (rank == 0)
 		printf("test,size,value,unit,cpu,cpu_unit\n");
+	for (int i = 0; i < nex; i++)
+		exchange(sb, rb, ex[i], iters);
 	for (int i = 0; i < nlat; i++)
 		latency(sb, rb, lat[i], iters, reps);
 	for (int i = 0; i < nbw; i++) {
