@@ -31,6 +31,10 @@ for st in floor floor-mmsg; do
 	grep -q ' 0 invalid;' "$out/veth1500.$st.bw.srv" || fail "$st bw: receiver saw invalid frames"
 done
 grep -q '^veth1500,floor,latency,8,[0-9.]*,us,' "$out/results.csv" || fail "results.csv lacks the floor's latency"
+for t in exchange exch-cold; do
+	grep -q "^veth1500,mpi-gamma,$t,9248,[0-9.]*,us," "$out/results.csv" ||
+		fail "results.csv lacks btl gamma's $t row"
+done
 for st in floor floor-mmsg; do
 	grep -q "^veth1500,$st,bandwidth,1500,[0-9.]*,MB/s," "$out/results.csv" ||
 		fail "results.csv lacks $st bandwidth at frames of MTU 1500"
