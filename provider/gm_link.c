@@ -208,7 +208,7 @@ static int set_tx_opts(int fd, int prio)
  * the data path that came to ~4 us per frame over the ring's first pass:
  * 9 KB MPI_Sendrecv exchanges at MTU 1500 took 60 us for their first ~700
  * rounds (4000 frames, one 8 MiB ring) and 30 us after; with this, 30 us
- * from the first (experiments/perf/README.md, "A fresh ring").  A locked
+ * from the first (experiments/perf/README.md, "A fresh process").  A locked
  * add of 0 changes nothing: gamma-rawd's socket is bound already, so the
  * kernel may be filling a slot as we pass it.
  */
