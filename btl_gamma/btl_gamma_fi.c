@@ -301,7 +301,7 @@ ssize_t gamma_fi_send(mca_btl_gamma_frag_t *frag)
 	frag->ctx.kind = GAMMA_CTX_SEND;
 	rc = fi_sendmsg(m->ep, &msg, flags | FI_COMPLETION);
 	if (rc == 0)
-		m->inflight++;
+		OPAL_THREAD_ADD_FETCH32(&m->inflight, 1);
 	return rc;
 }
 

@@ -180,7 +180,7 @@ static ssize_t data_post(mca_btl_gamma_module_t *m, gamma_get_t *g)
 	ssize_t rc = fi_tsendmsg(m->ep, &msg, FI_TRANSMIT_COMPLETE | FI_COMPLETION);
 
 	if (rc == 0)
-		m->inflight++;
+		OPAL_THREAD_ADD_FETCH32(&m->inflight, 1);
 	else if (rc != -FI_EAGAIN)
 		/* The provider gave up on this peer: its failure watch says so. */
 		GAMMA_VERBOSE(10, "btl gamma: %s: cannot send the data of a peer's get: %s",
