@@ -66,6 +66,7 @@ mca_btl_base_registration_handle_t *gamma_register_mem(mca_btl_base_module_t *bt
 	/* NULL (every slot taken): ob1 sends the message in fragments instead. */
 	OPAL_THREAD_LOCK(&m->lock);
 	h = gamma_regs_add(&m->regs, base, size);
+	m->regs_full += !h;
 	OPAL_THREAD_UNLOCK(&m->lock);
 	return h;
 }
@@ -161,6 +162,7 @@ int gamma_put(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint, voi
               mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags, int order,
               mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
+	OPAL_THREAD_ADD_FETCH64((int64_t *)&to_module(btl)->puts_refused, 1);
 	return OPAL_ERR_NOT_AVAILABLE;
 }
 
@@ -287,4 +289,8 @@ void gamma_get_report(const mca_btl_gamma_module_t *m)
 	              m->ifname, (unsigned long long)m->gets_done,
 	              (unsigned long long)m->gets_failed, (unsigned long long)m->gets_served,
 	              (unsigned long long)m->gets_refused);
+	GAMMA_VERBOSE(10,
+	              "btl gamma: %s: registrations refused (all %d taken) %llu, puts refused %llu",
+	              m->ifname, GAMMA_REG_CHUNK * GAMMA_REG_CHUNKS,
+	              (unsigned long long)m->regs_full, (unsigned long long)m->puts_refused);
 }
