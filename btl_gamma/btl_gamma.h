@@ -188,8 +188,9 @@ typedef struct mca_btl_gamma_module_t {
 	uint64_t get_seq;
 	/* Shown at finalize with btl_gamma_verbose 10. */
 	uint64_t gets_done, gets_failed, gets_served, gets_refused;
-	uint64_t regs_full, puts_refused; /* send registrations refused (table full); puts asked */
-	volatile int32_t inflight;        /* fi_send calls not yet completed */
+	uint64_t regs_full;            /* send registrations refused: every slot taken */
+	volatile int64_t puts_refused; /* all of them: gamma has no put */
+	volatile int32_t inflight;     /* fi_send calls not yet completed */
 	opal_list_t endpoints;
 	mca_btl_base_module_error_cb_fn_t error_cb;
 	bool enabled;

@@ -162,7 +162,7 @@ int gamma_put(mca_btl_base_module_t *btl, mca_btl_base_endpoint_t *endpoint, voi
               mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags, int order,
               mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
 {
-	OPAL_THREAD_ADD_FETCH64((int64_t *)&to_module(btl)->puts_refused, 1);
+	OPAL_THREAD_ADD_FETCH64(&to_module(btl)->puts_refused, 1);
 	return OPAL_ERR_NOT_AVAILABLE;
 }
 
@@ -290,7 +290,7 @@ void gamma_get_report(const mca_btl_gamma_module_t *m)
 	              (unsigned long long)m->gets_failed, (unsigned long long)m->gets_served,
 	              (unsigned long long)m->gets_refused);
 	GAMMA_VERBOSE(10,
-	              "btl gamma: %s: registrations refused (all %d taken) %llu, puts refused %llu",
+	              "btl gamma: %s: registrations refused (all %d taken) %llu, puts refused %lld",
 	              m->ifname, GAMMA_REG_CHUNK * GAMMA_REG_CHUNKS,
-	              (unsigned long long)m->regs_full, (unsigned long long)m->puts_refused);
+	              (unsigned long long)m->regs_full, (long long)m->puts_refused);
 }
