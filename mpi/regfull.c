@@ -6,8 +6,9 @@
  * goes by ob1's rendezvous instead of a get, and the receiver then asks the
  * sender's BTL for puts, which btl gamma refuses, so those bytes go in
  * fragments.  Rank 1 receives in windows and checks every element and the
- * order (each message's tag is its index).  Options: --messages N (default
- * 66000), --count N ints (default 18432: 72 KiB).
+ * order (each message's tag is its index, modulo 32768).
+ * Options: --messages N (default 66000), --count N ints (default 18432:
+ * 72 KiB).
  */
 #include "suite.h"
 
