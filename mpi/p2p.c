@@ -4,16 +4,34 @@
  * posted with room for the message plus a guard; the whole message is checked
  * against a pattern of (sender, size, iteration), the guard must stay intact and
  * MPI_Get_count must give the exact size. Sizes cover 0 B, small, eager, medium,
- * rendezvous and (unless --quick or --huge-mib 0) a huge message.
+ * rendezvous and (unless --quick or --huge-mib 0) a huge message; the
+ * synchronous, buffered and ready send modes at six of those sizes.
  * Any number of ranks >= 2 (also 1: the ring is then a self-send).
  */
 #include "suite.h"
 
 #define TAG 17
 
-enum mode { BLOCKING, NONBLOCKING, NB_TESTALL, SENDRECV, NMODES };
-static const char *const mode_name[] = {"send/recv", "isend/irecv+waitall", "isend/irecv+testall",
-                                        "sendrecv"};
+/* The first NMODES run at every size; the send modes after them (each its
+ * own protocol in ob1: synchronous sends always by rendezvous, buffered
+ * ones copied first, ready ones to a receive posted beforehand) at the
+ * sizes of send_mode_sizes. */
+enum mode {
+	BLOCKING,
+	NONBLOCKING,
+	NB_TESTALL,
+	SENDRECV,
+	NMODES,
+	SSEND = NMODES,
+	ISSEND,
+	BSEND,
+	RSEND,
+	NALLMODES
+};
+static const char *const mode_name[] = {"send/recv",  "isend/irecv+waitall", "isend/irecv+testall",
+                                        "sendrecv",   "ssend/recv",          "issend/irecv",
+                                        "bsend/recv", "rsend/irecv"};
+static const size_t send_mode_sizes[] = {0, 8, 65536, 65585, (1 << 20) + 3, 16 << 20};
 
 static void ring_once(enum mode m, size_t n, int iter, uint8_t *sbuf, uint8_t *rbuf)
 {
@@ -59,6 +77,46 @@ static void ring_once(enum mode m, size_t n, int iter, uint8_t *sbuf, uint8_t *r
 		MPI_Sendrecv(sbuf, (int)n, MPI_BYTE, right, TAG, rbuf, cap, MPI_BYTE, left, TAG,
 		             MPI_COMM_WORLD, &st);
 		break;
+	case SSEND:
+	case BSEND:
+		/* As BLOCKING: rank 0 first, so that each send finds its receive;
+		 * alone, to a receive of its own posted first. */
+		if (S.size == 1) {
+			MPI_Irecv(rbuf, cap, MPI_BYTE, left, TAG, MPI_COMM_WORLD, &rq[0]);
+			if (m == SSEND)
+				MPI_Ssend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
+			else
+				MPI_Bsend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
+			MPI_Wait(&rq[0], &st);
+		} else if (S.rank == 0) {
+			if (m == SSEND)
+				MPI_Ssend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
+			else
+				MPI_Bsend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
+			MPI_Recv(rbuf, cap, MPI_BYTE, left, TAG, MPI_COMM_WORLD, &st);
+		} else {
+			MPI_Recv(rbuf, cap, MPI_BYTE, left, TAG, MPI_COMM_WORLD, &st);
+			if (m == SSEND)
+				MPI_Ssend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
+			else
+				MPI_Bsend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
+		}
+		break;
+	case ISSEND:
+	case RSEND: {
+		MPI_Status sts[2];
+		MPI_Irecv(rbuf, cap, MPI_BYTE, left, TAG, MPI_COMM_WORLD, &rq[0]);
+		if (m == ISSEND) {
+			MPI_Issend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD, &rq[1]);
+		} else {
+			/* Every receive is posted before any ready send starts. */
+			MPI_Barrier(MPI_COMM_WORLD);
+			MPI_Irsend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD, &rq[1]);
+		}
+		MPI_Waitall(2, rq, sts);
+		st = sts[0];
+		break;
+	}
 	default:
 		abort();
 	}
@@ -155,6 +213,23 @@ int main(int argc, char **argv)
 			suite_item("pair exchange both directions %s", sz);
 		}
 	}
+	/* A rank's buffered send has left the buffer when the ring comes back
+	 * to it (its receiver acknowledged it before sending on); room for
+	 * two of the largest all the same. */
+	int bsize = 2 * ((16 << 20) + MPI_BSEND_OVERHEAD);
+	void *bbuf = suite_alloc((size_t)bsize);
+	MPI_Buffer_attach(bbuf, bsize);
+	for (size_t s = 0; s < sizeof(send_mode_sizes) / sizeof(send_mode_sizes[0]); s++) {
+		char sz[32];
+		suite_size_name(send_mode_sizes[s], sz, sizeof(sz));
+		for (int m = NMODES; m < NALLMODES; m++) {
+			for (int it = 0; it < 2; it++)
+				ring_once(m, send_mode_sizes[s], it * NALLMODES + m, sbuf, rbuf);
+			suite_item("ring %s %s x2", mode_name[m], sz);
+		}
+	}
+	MPI_Buffer_detach(&bbuf, &bsize);
+	free(bbuf);
 	mixed_burst(sbuf, rbuf);
 	suite_item("burst of 11 mixed-size messages in flight, ordered");
 
