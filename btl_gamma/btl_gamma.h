@@ -269,9 +269,6 @@ bool gamma_have_cap_net_raw(void);
 /* btl_gamma_hwloc.c (no Open MPI headers there) */
 void gamma_hwloc_sort_nearest(char **names, int count);
 
-/* btl_gamma_cpu.c: before the provider (and libcrypto) load. */
-void gamma_cpu_mask_openssl(void);
-
 /* btl_gamma_fi.c */
 int gamma_fi_getinfo(const char *domain, struct fi_info **out);
 bool gamma_fi_provider_loaded(void);

@@ -43,7 +43,6 @@ static int gamma_component_open(void)
 	mca_btl_gamma_component.output = opal_output_open(NULL);
 	opal_output_set_verbosity(mca_btl_gamma_component.output,
 	                          mca_btl_gamma_component.params.verbose);
-	gamma_cpu_mask_openssl();
 	return OPAL_SUCCESS;
 }
 
