@@ -31,8 +31,8 @@ struct gm_mac {
  * slower after every MAC: NPB MG class A over btl gamma took 1.21-1.30 s
  * here, 0.71-0.88 s with this vzeroupper after the MAC (AMD EPYC, 3 rounds
  * each).  Masking OpenSSL's AVX-512 code instead gave MG the same time but
- * its AVX2 Poly1305: a 1 MiB MPI message at MTU 65000 took 620-650 us
- * there and 380-420 us with AVX-512 and this (experiments/perf/README.md).
+ * its AVX2 Poly1305: a 1 MiB MPI message at MTU 65000 took 570-610 us
+ * there and 355-415 us with AVX-512 and this (experiments/perf/README.md).
  */
 static inline void upper_clear(void)
 {
