@@ -45,30 +45,48 @@ static void ring_once(enum mode m, size_t n, int iter, uint8_t *sbuf, uint8_t *r
 
 	switch (m) {
 	case BLOCKING:
+	case SSEND:
+	case BSEND: {
+		int (*send)(const void *, int, MPI_Datatype, int, int, MPI_Comm) =
+		    m == SSEND   ? MPI_Ssend
+		    : m == BSEND ? MPI_Bsend
+		                 : MPI_Send;
 		/* Rank 0 sends first, everyone else receives first: no deadlock at any
-		 * size, whatever the eager limit. */
+		 * size, whatever the eager limit or the send mode.  Alone, to a
+		 * receive of its own posted first. */
 		if (S.size == 1) {
-			MPI_Sendrecv(sbuf, (int)n, MPI_BYTE, right, TAG, rbuf, cap, MPI_BYTE, left,
-			             TAG, MPI_COMM_WORLD, &st);
+			MPI_Irecv(rbuf, cap, MPI_BYTE, left, TAG, MPI_COMM_WORLD, &rq[0]);
+			send(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
+			MPI_Wait(&rq[0], &st);
 		} else if (S.rank == 0) {
-			MPI_Send(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
+			send(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
 			MPI_Recv(rbuf, cap, MPI_BYTE, left, TAG, MPI_COMM_WORLD, &st);
 		} else {
 			MPI_Recv(rbuf, cap, MPI_BYTE, left, TAG, MPI_COMM_WORLD, &st);
-			MPI_Send(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
+			send(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
 		}
 		break;
+	}
 	case NONBLOCKING:
-	case NB_TESTALL: {
+	case NB_TESTALL:
+	case ISSEND:
+	case RSEND: {
+		int (*isend)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *) =
+		    m == ISSEND  ? MPI_Issend
+		    : m == RSEND ? MPI_Irsend
+		                 : MPI_Isend;
 		MPI_Status sts[2];
 		MPI_Irecv(rbuf, cap, MPI_BYTE, left, TAG, MPI_COMM_WORLD, &rq[0]);
-		MPI_Isend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD, &rq[1]);
-		if (m == NONBLOCKING) {
-			MPI_Waitall(2, rq, sts);
-		} else {
+		/* A ready send starts only once every receive is posted. */
+		if (m == RSEND)
+			MPI_Barrier(MPI_COMM_WORLD);
+		isend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD, &rq[1]);
+		if (m == NB_TESTALL) {
 			int done = 0;
 			while (!done)
 				MPI_Testall(2, rq, &done, sts);
+		} else {
+			MPI_Waitall(2, rq, sts);
 		}
 		st = sts[0];
 		break;
@@ -77,46 +95,6 @@ static void ring_once(enum mode m, size_t n, int iter, uint8_t *sbuf, uint8_t *r
 		MPI_Sendrecv(sbuf, (int)n, MPI_BYTE, right, TAG, rbuf, cap, MPI_BYTE, left, TAG,
 		             MPI_COMM_WORLD, &st);
 		break;
-	case SSEND:
-	case BSEND:
-		/* As BLOCKING: rank 0 first, so that each send finds its receive;
-		 * alone, to a receive of its own posted first. */
-		if (S.size == 1) {
-			MPI_Irecv(rbuf, cap, MPI_BYTE, left, TAG, MPI_COMM_WORLD, &rq[0]);
-			if (m == SSEND)
-				MPI_Ssend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
-			else
-				MPI_Bsend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
-			MPI_Wait(&rq[0], &st);
-		} else if (S.rank == 0) {
-			if (m == SSEND)
-				MPI_Ssend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
-			else
-				MPI_Bsend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
-			MPI_Recv(rbuf, cap, MPI_BYTE, left, TAG, MPI_COMM_WORLD, &st);
-		} else {
-			MPI_Recv(rbuf, cap, MPI_BYTE, left, TAG, MPI_COMM_WORLD, &st);
-			if (m == SSEND)
-				MPI_Ssend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
-			else
-				MPI_Bsend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD);
-		}
-		break;
-	case ISSEND:
-	case RSEND: {
-		MPI_Status sts[2];
-		MPI_Irecv(rbuf, cap, MPI_BYTE, left, TAG, MPI_COMM_WORLD, &rq[0]);
-		if (m == ISSEND) {
-			MPI_Issend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD, &rq[1]);
-		} else {
-			/* Every receive is posted before any ready send starts. */
-			MPI_Barrier(MPI_COMM_WORLD);
-			MPI_Irsend(sbuf, (int)n, MPI_BYTE, right, TAG, MPI_COMM_WORLD, &rq[1]);
-		}
-		MPI_Waitall(2, rq, sts);
-		st = sts[0];
-		break;
-	}
 	default:
 		abort();
 	}
