@@ -156,11 +156,53 @@ static void sip_tag(const struct gm_mac *m, const uint8_t *f, size_t len, const 
 	crypto_shorthash_siphashx24(tag, in, n, m->sip);
 }
 
+/*
+ * OpenSSL 3.0's AVX-512 Poly1305 takes about twice as long over a call
+ * whose length is 64 to 127 bytes past a multiple of 128 (6000 B: 0.97 us,
+ * 9000 B: 0.78 us here; a 9000-byte frame's body was such a call).  So the
+ * frame goes to the library in calls of a multiple of 128 bytes, with only
+ * the last one shorter; the short pieces (the header, the tail of each
+ * body piece) gather in stash.  The tag does not depend on how the input
+ * is cut.
+ */
+#define POLY_STRIDE 128
+
+struct poly_feed {
+	EVP_MAC_CTX *ctx;
+	bool ok;
+	size_t held; /* bytes in stash */
+	uint8_t stash[POLY_STRIDE];
+};
+
+static void poly_feed(struct poly_feed *pf, const uint8_t *p, size_t n)
+{
+	size_t bulk;
+
+	if (pf->held) {
+		size_t take = n < POLY_STRIDE - pf->held ? n : POLY_STRIDE - pf->held;
+
+		memcpy(pf->stash + pf->held, p, take);
+		pf->held += take;
+		p += take;
+		n -= take;
+		if (pf->held < POLY_STRIDE)
+			return;
+		pf->ok = pf->ok && EVP_MAC_update(pf->ctx, pf->stash, POLY_STRIDE);
+		pf->held = 0;
+	}
+	bulk = n - n % POLY_STRIDE;
+	if (bulk)
+		pf->ok = pf->ok && EVP_MAC_update(pf->ctx, p, bulk);
+	memcpy(pf->stash, p + bulk, n - bulk);
+	pf->held = n - bulk;
+}
+
 /* Poly1305 under the frame's one-time key, over the frame in pieces. */
 static bool poly_tag(struct gm_mac *m, const uint8_t *f, size_t len, uint64_t nonce,
                      const struct iovec *more, unsigned nmore, uint8_t tag[GM_TAG_LEN])
 {
 	const uint8_t *gm = f + GM_ETH_HLEN;
+	struct poly_feed pf = {.ctx = m->poly};
 	uint8_t blk[32], otk[32];
 	size_t tl = 0;
 	int ol = 0;
@@ -173,14 +215,14 @@ static bool poly_tag(struct gm_mac *m, const uint8_t *f, size_t len, uint64_t no
 		memcpy(blk + 16 * j + 6, gm + offsetof(struct gm_hdr, src_port), 2);
 		memcpy(blk + 16 * j + 8, &n, 8);
 	}
-	ok = EVP_EncryptUpdate(m->aes, otk, &ol, blk, sizeof(blk)) && ol == sizeof(otk) &&
-	     EVP_MAC_init(m->poly, otk, sizeof(otk), NULL) &&
-	     EVP_MAC_update(m->poly, f, GM_ETH_HLEN + GM_HDR_TAG_OFF) &&
-	     EVP_MAC_update(m->poly, gm + sizeof(struct gm_hdr),
-	                    len - GM_ETH_HLEN - sizeof(struct gm_hdr));
-	for (unsigned i = 0; ok && i < nmore; i++)
-		ok = EVP_MAC_update(m->poly, more[i].iov_base, more[i].iov_len);
-	ok = ok && EVP_MAC_final(m->poly, tag, &tl, GM_TAG_LEN) && tl == GM_TAG_LEN;
+	pf.ok = EVP_EncryptUpdate(m->aes, otk, &ol, blk, sizeof(blk)) && ol == sizeof(otk) &&
+	        EVP_MAC_init(m->poly, otk, sizeof(otk), NULL);
+	poly_feed(&pf, f, GM_ETH_HLEN + GM_HDR_TAG_OFF);
+	poly_feed(&pf, gm + sizeof(struct gm_hdr), len - GM_ETH_HLEN - sizeof(struct gm_hdr));
+	for (unsigned i = 0; i < nmore; i++)
+		poly_feed(&pf, more[i].iov_base, more[i].iov_len);
+	ok = pf.ok && (!pf.held || EVP_MAC_update(m->poly, pf.stash, pf.held)) &&
+	     EVP_MAC_final(m->poly, tag, &tl, GM_TAG_LEN) && tl == GM_TAG_LEN;
 	if (m->vzeroupper)
 		upper_clear();
 	OPENSSL_cleanse(otk, sizeof(otk));
