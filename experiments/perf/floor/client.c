@@ -74,7 +74,8 @@ static int handshake(struct cli *c, uint8_t kind, const void *body, unsigned n, 
 			return -1;
 		}
 		if (t >= again) {
-			if (fl_send_ctrl(c->l, &(struct fl_hdr){kind, 0, 0}, body, n))
+			if (fl_send_ctrl(c->l, &(struct fl_hdr){.kind = kind, .rep = 0, .seq = 0},
+			                 body, n))
 				return -1;
 			again = t + 0.05;
 		}
@@ -96,7 +97,10 @@ static int run_lat(struct cli *c)
 			double t0 = fl_now(), again = t0 + 0.1, t;
 			unsigned spins = 0;
 
-			if (fl_send_ctrl(c->l, &(struct fl_hdr){FL_PING, (uint8_t)r, i}, NULL, 0))
+			if (fl_send_ctrl(
+			        c->l,
+			        &(struct fl_hdr){.kind = FL_PING, .rep = (uint8_t)r, .seq = i},
+			        NULL, 0))
 				goto fail;
 			while (!take(c, FL_PONG, (uint8_t)r, i, NULL, 0)) {
 				if (++spins % 64)
@@ -112,7 +116,9 @@ static int run_lat(struct cli *c)
 				}
 				if (t > again) { /* a lost frame: no protocol will resend it */
 					if (fl_send_ctrl(c->l,
-					                 &(struct fl_hdr){FL_PING, (uint8_t)r, i},
+					                 &(struct fl_hdr){.kind = FL_PING,
+					                                  .rep = (uint8_t)r,
+					                                  .seq = i},
 					                 NULL, 0))
 						goto fail;
 					resent++;
@@ -157,7 +163,8 @@ static int ring_batch(struct cli *c, uint32_t seq, unsigned b)
 
 	while (n < b && (f = fl_link_tx_slot(c->l))) {
 		fl_link_eth(c->l, f);
-		fl_hdr_put(f + ETH_HLEN, &(struct fl_hdr){FL_DATA, c->rep, seq + n});
+		fl_hdr_put(f + ETH_HLEN,
+		           &(struct fl_hdr){.kind = FL_DATA, .rep = c->rep, .seq = seq + n});
 		memcpy(f + ETH_HLEN + FL_HDR, pp_pattern_msg(&c->pat, seq + n), body);
 		fl_link_tx_commit(c->l, ETH_HLEN + c->o->size);
 		n++;
@@ -208,7 +215,9 @@ static int stream(struct cli *c, enum fl_send how, double *mbps)
 			goto sent;
 		}
 		for (unsigned i = 0; i < b; i++) {
-			fl_hdr_put(hdr[i] + ETH_HLEN, &(struct fl_hdr){FL_DATA, c->rep, seq + i});
+			fl_hdr_put(
+			    hdr[i] + ETH_HLEN,
+			    &(struct fl_hdr){.kind = FL_DATA, .rep = c->rep, .seq = seq + i});
 			iov[i][1] = (struct iovec){(void *)pp_pattern_msg(&c->pat, seq + i), body};
 		}
 		n = mmsg ? fl_link_sendmmsg(c->l, m, b) : fl_link_send(c->l, iov[0], 2);
@@ -318,6 +327,8 @@ int fl_client(struct fl_link *l, const struct fl_opts *o)
 		rc = run_bw(&c, FL_SEND_MMSG);
 	if (!rc && (o->tests & FL_TEST_RING))
 		rc = run_bw(&c, FL_SEND_RING);
+	if (!rc && (o->tests & FL_TEST_MSG))
+		rc = fl_msg_run(l, o, &c.pat);
 	if (!c.silent && handshake(&c, FL_BYE, NULL, 0, FL_BYE_ACK, "goodbye"))
 		rc = 1;
 	pp_pattern_fini(&c.pat);

@@ -10,7 +10,8 @@
 
 /*
  * After the Ethernet header every frame starts with 8 bytes: kind, repetition,
- * two zero bytes, a 32-bit sequence number (network order).  A ping is just
+ * a 16-bit count (the frames of its message: FL_MSG and FL_MSG_BACK only,
+ * else zero), a 32-bit sequence number (network order).  A ping is just
  * these 8 bytes; a data frame continues with the pattern of its sequence
  * number up to the payload size.  Nothing else: no checksum, no ack.
  */
@@ -24,10 +25,13 @@ enum fl_kind {
 	FL_PONG,
 	FL_BYE, /* client -> server: done; answered by FL_BYE_ACK */
 	FL_BYE_ACK,
+	FL_MSG,      /* client -> server: a frame of a message (msg.c) */
+	FL_MSG_BACK, /* server -> client: a frame of its answer */
 };
 
 struct fl_hdr {
 	uint8_t kind, rep;
+	uint16_t count;
 	uint32_t seq;
 };
 
@@ -48,7 +52,15 @@ struct fl_count {
 	uint64_t late;     /* arrived after a later frame (filled a gap) */
 };
 
-enum fl_test { FL_TEST_LAT = 1, FL_TEST_BW = 2, FL_TEST_MMSG = 4, FL_TEST_RING = 8 };
+enum fl_test {
+	FL_TEST_LAT = 1,
+	FL_TEST_BW = 2,
+	FL_TEST_MMSG = 4,
+	FL_TEST_RING = 8,
+	FL_TEST_MSG = 16
+};
+
+#define FL_MSG_SIZES_MAX 16
 
 struct fl_opts {
 	bool server;
@@ -56,8 +68,46 @@ struct fl_opts {
 	const char *iface;
 	uint16_t ethertype;
 	unsigned tests, reps, iters, warmup, size, batch;
+	unsigned msg_sizes[FL_MSG_SIZES_MAX], n_msg_sizes; /* --msg-sizes */
 	double seconds, timeout;
 };
+
+/* ---- the message test (msg.c) ---- */
+
+/* seq = message id << FL_MSG_SHIFT | frame index */
+#define FL_MSG_SHIFT      10
+#define FL_MSG_FRAMES_MAX (1u << FL_MSG_SHIFT)
+
+struct fl_msg {
+	uint32_t id;
+	uint8_t rep;
+	unsigned count;      /* frames */
+	unsigned body, last; /* payload bytes of every frame but the last, of the last */
+};
+
+struct fl_msg_server {
+	bool active, answered;
+	struct fl_msg m; /* the message being received, or the last one */
+	unsigned got;
+	uint64_t seen[FL_MSG_FRAMES_MAX / 64];
+	unsigned long frames, answers, invalid;
+};
+
+/* Sends every frame of m as kind, in sendmmsg batches: 0 or -1 (message on stderr). */
+int fl_msg_send(struct fl_link *l, const struct fl_msg *m, uint8_t kind,
+                const struct pp_pattern *pat, unsigned batch);
+/* 0 and *idx when frame f (len bytes) is a well-formed frame of a message
+ * with its pattern; -1 otherwise. */
+int fl_msg_frame(const struct fl_hdr *h, const uint8_t *f, unsigned len, unsigned body,
+                 const struct pp_pattern *pat, unsigned *idx);
+/* The server's end: takes one FL_MSG frame, answers a message once it holds
+ * all of it.  0, or -1 when sending failed. */
+int fl_msg_serve(struct fl_msg_server *s, struct fl_link *l, const struct fl_hdr *h,
+                 const uint8_t *f, unsigned len, unsigned body, const struct pp_pattern *pat,
+                 unsigned batch);
+/* The client's end, every --msg-sizes size: CSV rows; 0, 1 on failure, 3 on
+ * corrupt data. */
+int fl_msg_run(struct fl_link *l, const struct fl_opts *o, const struct pp_pattern *pat);
 
 double fl_now(void);
 /* The clock of the ring's arrival stamps (fl_link_stamp). */

@@ -22,9 +22,15 @@
  * carries its ping's number, so the figures rest on verified data; frames
  * lost to a full ring are counted, not retransmitted.
  *
+ *   message    a message of S bytes (--msg-sizes) as frames of up to the
+ *   latency    payload size, in sendmmsg batches, that the server sends
+ *              back the same way once it holds every frame; half the
+ *              median round trip, median over repetitions (--tests msg)
+ *
  *   gamma-floor --server --iface IF [--timeout S]
- *   gamma-floor --client MAC --iface IF [--tests lat,bw,mmsg,ring] [--reps N]
+ *   gamma-floor --client MAC --iface IF [--tests lat,bw,mmsg,ring,msg] [--reps N]
  *               [--seconds S] [--iters N] [--warmup N] [--size B] [--batch N]
+ *               [--msg-sizes S,S...]
  *
  * The server learns the client's MAC from its first hello and serves until
  * the client says goodbye.  Output (client): '#' notes and CSV rows
@@ -65,23 +71,28 @@ void fl_hdr_put(uint8_t *p, const struct fl_hdr *h)
 {
 	uint32_t seq = htonl(h->seq);
 
+	uint16_t count = htons(h->count);
+
 	p[0] = h->kind;
 	p[1] = h->rep;
-	p[2] = p[3] = 0;
+	memcpy(p + 2, &count, 2);
 	memcpy(p + 4, &seq, 4);
 }
 
 int fl_hdr_get(const uint8_t *frame, unsigned len, struct fl_hdr *h)
 {
 	uint32_t seq;
+	uint16_t count;
 
-	if (len < ETH_HLEN + FL_HDR || frame[ETH_HLEN + 2] || frame[ETH_HLEN + 3])
+	if (len < ETH_HLEN + FL_HDR)
 		return -1;
 	h->kind = frame[ETH_HLEN];
 	h->rep = frame[ETH_HLEN + 1];
+	memcpy(&count, frame + ETH_HLEN + 2, 2);
+	h->count = ntohs(count);
 	memcpy(&seq, frame + ETH_HLEN + 4, 4);
 	h->seq = ntohl(seq);
-	return 0;
+	return h->count && h->kind != FL_MSG && h->kind != FL_MSG_BACK ? -1 : 0;
 }
 
 int fl_send_ctrl(struct fl_link *l, const struct fl_hdr *h, const void *body, unsigned n)
@@ -107,14 +118,17 @@ static void usage(int rc)
 {
 	fprintf(rc ? stderr : stdout,
 	        "usage: gamma-floor --server --iface IF [--timeout S]\n"
-	        "       gamma-floor --client MAC --iface IF [--tests lat,bw,mmsg,ring] [--reps N]\n"
-	        "                   [--seconds S] [--iters N] [--warmup N] [--size B] [--batch N]\n"
+	        "       gamma-floor --client MAC --iface IF [--tests lat,bw,mmsg,ring,msg]\n"
+	        "                   [--reps N] [--seconds S] [--iters N] [--warmup N] [--size B]\n"
+	        "                   [--batch N] [--msg-sizes S,S...]\n"
 	        "  --tests    lat: 8-byte ping-pong; bw: stream, one sendmsg per frame;\n"
 	        "             mmsg: stream, sendmmsg batches; ring: stream, PACKET_TX_RING\n"
-	        "             batches (default lat,bw)\n"
+	        "             batches; msg: ping-pong of messages of several frames\n"
+	        "             (default lat,bw)\n"
 	        "  --reps     repetitions, medians reported (default 3)\n"
 	        "  --seconds  receiver's counting interval per repetition (default 1)\n"
 	        "  --iters    round trips per repetition (default 1000, after --warmup 100)\n"
+	        "  --msg-sizes  message bytes for msg (default 4096,16384,65536)\n"
 	        "  --size     data frame payload bytes (default: the MTU)\n"
 	        "  --batch    frames per sendmmsg or ring flush (default 64)\n"
 	        "  --ethertype T  (default 0x88B5)   --timeout S  (default 30)\n");
@@ -163,15 +177,35 @@ static unsigned tests(const char *s)
 			t |= FL_TEST_MMSG;
 		else if (!strcmp(w, "ring"))
 			t |= FL_TEST_RING;
+		else if (!strcmp(w, "msg"))
+			t |= FL_TEST_MSG;
 		else {
-			fprintf(stderr, "gamma-floor: unknown test '%s' (lat, bw, mmsg, ring)\n",
-			        w);
+			fprintf(stderr,
+			        "gamma-floor: unknown test '%s' (lat, bw, mmsg, ring, msg)\n", w);
 			exit(2);
 		}
 	}
 	if (!t)
 		usage(2);
 	return t;
+}
+
+static void msg_sizes(const char *s, struct fl_opts *o)
+{
+	char buf[256], *save, *w;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	o->n_msg_sizes = 0;
+	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (o->n_msg_sizes == FL_MSG_SIZES_MAX) {
+			fprintf(stderr, "gamma-floor: --msg-sizes takes at most %d sizes\n",
+			        FL_MSG_SIZES_MAX);
+			exit(2);
+		}
+		o->msg_sizes[o->n_msg_sizes++] = (unsigned)num(w, "--msg-sizes", 1, 64 << 20);
+	}
+	if (!o->n_msg_sizes)
+		usage(2);
 }
 
 static void parse(int argc, char **argv, struct fl_opts *o)
@@ -188,6 +222,7 @@ static void parse(int argc, char **argv, struct fl_opts *o)
 	                                   {"batch", required_argument, 0, 'b'},
 	                                   {"ethertype", required_argument, 0, 'e'},
 	                                   {"timeout", required_argument, 0, 'T'},
+	                                   {"msg-sizes", required_argument, 0, 'm'},
 	                                   {"help", no_argument, 0, 'h'},
 	                                   {0, 0, 0, 0}};
 	bool client = false;
@@ -199,6 +234,8 @@ static void parse(int argc, char **argv, struct fl_opts *o)
 	                      .iters = 1000,
 	                      .warmup = 100,
 	                      .batch = 64,
+	                      .msg_sizes = {4096, 16384, 65536},
+	                      .n_msg_sizes = 3,
 	                      .seconds = 1,
 	                      .timeout = 30};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -246,6 +283,9 @@ static void parse(int argc, char **argv, struct fl_opts *o)
 			break;
 		case 'T':
 			o->timeout = seconds(optarg, "--timeout");
+			break;
+		case 'm':
+			msg_sizes(optarg, o);
 			break;
 		case 'h':
 			usage(0);

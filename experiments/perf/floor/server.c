@@ -16,7 +16,9 @@ struct srv {
 	double t0, tlast, stop_sent;
 	uint32_t next_seq;
 	struct fl_count c, total;
+	struct fl_msg_server msg;
 	unsigned long pongs, foreign;
+	unsigned batch;
 };
 
 static int send_stop(struct srv *s)
@@ -26,7 +28,8 @@ static int send_stop(struct srv *s)
 	                     htobe64(s->c.late)};
 
 	s->stop_sent = fl_wall(); /* compared with arrival stamps */
-	return fl_send_ctrl(s->l, &(struct fl_hdr){FL_STOP, s->rep, 0}, &w, sizeof(w));
+	return fl_send_ctrl(s->l, &(struct fl_hdr){.kind = FL_STOP, .rep = s->rep, .seq = 0}, &w,
+	                    sizeof(w));
 }
 
 static int finish(struct srv *s)
@@ -102,7 +105,8 @@ static int hello(struct srv *s, const uint8_t *f, unsigned len)
 		return -1;
 	}
 	s->plan = p;
-	return fl_send_ctrl(s->l, &(struct fl_hdr){FL_HELLO_ACK, 0, 0}, NULL, 0);
+	return fl_send_ctrl(s->l, &(struct fl_hdr){.kind = FL_HELLO_ACK, .rep = 0, .seq = 0}, NULL,
+	                    0);
 }
 
 /* 1: the client said goodbye; 0: go on; -1: failure. */
@@ -127,11 +131,20 @@ static int frame(struct srv *s, const uint8_t *f, unsigned len, unsigned caplen)
 		return hello(s, f, len);
 	case FL_PING:
 		s->pongs++;
-		return fl_send_ctrl(s->l, &(struct fl_hdr){FL_PONG, h.rep, h.seq}, NULL, 0);
+		return fl_send_ctrl(
+		    s->l, &(struct fl_hdr){.kind = FL_PONG, .rep = h.rep, .seq = h.seq}, NULL, 0);
 	case FL_DATA:
 		return data(s, &h, f, len, fl_link_stamp(s->l));
+	case FL_MSG:
+		if (!s->plan.size)
+			return 0; /* no hello yet */
+		return fl_msg_serve(&s->msg, s->l, &h, f, len, s->plan.size - FL_HDR, &s->pat,
+		                    s->batch);
 	case FL_BYE:
-		return fl_send_ctrl(s->l, &(struct fl_hdr){FL_BYE_ACK, 0, 0}, NULL, 0) ? -1 : 1;
+		return fl_send_ctrl(s->l, &(struct fl_hdr){.kind = FL_BYE_ACK, .rep = 0, .seq = 0},
+		                    NULL, 0)
+		           ? -1
+		           : 1;
 	default:
 		s->foreign++;
 		return 0;
@@ -140,7 +153,7 @@ static int frame(struct srv *s, const uint8_t *f, unsigned len, unsigned caplen)
 
 int fl_server(struct fl_link *l, const struct fl_opts *o)
 {
-	struct srv s = {.l = l};
+	struct srv s = {.l = l, .batch = o->batch};
 	double idle = fl_now() + o->timeout;
 	unsigned long spins = 0;
 	int rc = 0;
@@ -170,10 +183,12 @@ int fl_server(struct fl_link *l, const struct fl_opts *o)
 	}
 	printf(
 	    "gamma-floor: served %lu pings; verified every byte of %llu data frames (%llu bytes), "
-	    "%llu lost, %llu late, %llu invalid; %lu foreign frames ignored\n",
+	    "%llu lost, %llu late, %llu invalid; answered %lu messages (%lu frames verified, "
+	    "%lu invalid); %lu foreign frames ignored\n",
 	    s.pongs, (unsigned long long)s.total.verified, (unsigned long long)s.total.bytes,
 	    (unsigned long long)s.total.lost, (unsigned long long)s.total.late,
-	    (unsigned long long)s.total.invalid, s.foreign);
+	    (unsigned long long)s.total.invalid, s.msg.answers, s.msg.frames, s.msg.invalid,
+	    s.foreign);
 	pp_pattern_fini(&s.pat);
 	return rc < 0 ? 1 : 0;
 }
