@@ -178,6 +178,8 @@ static void poly_feed(struct poly_feed *pf, const uint8_t *p, size_t n)
 {
 	size_t bulk;
 
+	if (!n)
+		return;
 	if (pf->held) {
 		size_t take = n < POLY_STRIDE - pf->held ? n : POLY_STRIDE - pf->held;
 

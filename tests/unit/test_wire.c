@@ -481,9 +481,12 @@ Test(wire, mac_poly1305_tags_match_the_construction_however_the_frame_is_cut)
 			cr_assert_eq(memcmp(want, tag, GM_TAG_LEN), 0, "%zu B", len);
 			memcpy(g, f + cut, rest);
 			memset(tag, 0, GM_TAG_LEN);
-			gm_mac_seal_iov(
-			    m, f, cut,
-			    (struct iovec[]){{g, rest / 3}, {g + rest / 3, rest - rest / 3}}, 2);
+			/* (with an empty piece in the middle, as an iovec may have) */
+			gm_mac_seal_iov(m, f, cut,
+			                (struct iovec[]){{g, rest / 3},
+			                                 {NULL, 0},
+			                                 {g + rest / 3, rest - rest / 3}},
+			                3);
 			cr_assert_eq(memcmp(want, tag, GM_TAG_LEN), 0, "%zu B cut at %zu", len,
 			             cut);
 		}
