@@ -70,7 +70,6 @@ double fl_wall(void)
 void fl_hdr_put(uint8_t *p, const struct fl_hdr *h)
 {
 	uint32_t seq = htonl(h->seq);
-
 	uint16_t count = htons(h->count);
 
 	p[0] = h->kind;

@@ -32,18 +32,20 @@ static unsigned frames_of(unsigned size, unsigned body)
 	return (size + body - 1) / body;
 }
 
+/* Nothing allocated while a message is timed: one batch's headers, ready. */
+#define BATCH_MAX 1024 /* --batch's bound */
+static uint8_t hdr[BATCH_MAX][ETH_HLEN + FL_HDR];
+static struct iovec iov[BATCH_MAX][2];
+static struct mmsghdr mm[BATCH_MAX];
+
 int fl_msg_send(struct fl_link *l, const struct fl_msg *m, uint8_t kind,
                 const struct pp_pattern *pat, unsigned batch)
 {
-	uint8_t(*hdr)[ETH_HLEN + FL_HDR] = calloc(batch, sizeof(*hdr));
-	struct iovec(*iov)[2] = calloc(batch, sizeof(*iov));
-	struct mmsghdr *mm = calloc(batch, sizeof(*mm));
 	double give_up = fl_now() + 1;
 	unsigned sent = 0;
-	int rc = -1;
 
-	if (!hdr || !iov || !mm)
-		goto out;
+	if (batch > BATCH_MAX)
+		batch = BATCH_MAX;
 	while (sent < m->count) {
 		unsigned n = m->count - sent < batch ? m->count - sent : batch;
 		int k;
@@ -70,16 +72,11 @@ int fl_msg_send(struct fl_link *l, const struct fl_msg *m, uint8_t kind,
 		if ((k != -EAGAIN && k != -ENOBUFS && k != 0) || fl_now() > give_up) {
 			fprintf(stderr, "gamma-floor: sending a message: %s\n",
 			        strerror(k ? -k : EAGAIN));
-			goto out;
+			return -1;
 		}
 		poll(&(struct pollfd){.fd = l->fd, .events = POLLOUT}, 1, 1);
 	}
-	rc = 0;
-out:
-	free(hdr);
-	free(iov);
-	free(mm);
-	return rc;
+	return 0;
 }
 
 int fl_msg_frame(const struct fl_hdr *h, const uint8_t *f, unsigned len, unsigned body,
