@@ -12,6 +12,8 @@
 
 #include "../../pingpong/report.h"
 #include "floor.h"
+#include "gm_mac.h"
+#include "gm_wire.h"
 
 struct cli {
 	struct fl_link *l;
@@ -184,13 +186,24 @@ static int ring_batch(struct cli *c, uint32_t seq, unsigned b)
 	}
 }
 
+/* gamma's MAC on a data frame: its header (nonce in gm_hdr's place) and payload. */
+static void seal(struct gm_mac *mac, uint8_t *hdr, unsigned off, const struct iovec *payload,
+                 uint8_t rep, uint32_t seq)
+{
+	uint64_t nonce = htobe64(((uint64_t)rep << 32 | seq) + 1);
+
+	memcpy(hdr + ETH_HLEN + offsetof(struct gm_hdr, nonce), &nonce, sizeof(nonce));
+	gm_mac_seal_iov(mac, hdr, ETH_HLEN + off, payload, 1);
+}
+
 /* One repetition: frames until the server's STOP for this repetition. */
 static int stream(struct cli *c, enum fl_send how, double *mbps)
 {
 	const struct fl_opts *o = c->o;
 	bool mmsg = how == FL_SEND_MMSG;
-	unsigned b = how == FL_SEND_ONE ? 1 : o->batch, body = o->size - FL_HDR;
-	uint8_t(*hdr)[ETH_HLEN + FL_HDR] = calloc(b, sizeof(*hdr));
+	unsigned b = how == FL_SEND_ONE ? 1 : o->batch, off = fl_data_off(o->mac),
+	         body = o->size - off;
+	uint8_t(*hdr)[ETH_HLEN + FL_HDR + FL_MAC_ZONE] = calloc(b, sizeof(*hdr));
 	struct iovec(*iov)[2] = calloc(b, sizeof(*iov));
 	struct mmsghdr *m = calloc(b, sizeof(*m));
 	double end = fl_now() + o->seconds + o->timeout;
@@ -202,7 +215,7 @@ static int stream(struct cli *c, enum fl_send how, double *mbps)
 		goto out;
 	for (unsigned i = 0; i < b; i++) {
 		fl_link_eth(c->l, hdr[i]);
-		iov[i][0] = (struct iovec){hdr[i], sizeof(hdr[i])};
+		iov[i][0] = (struct iovec){hdr[i], ETH_HLEN + off};
 		m[i].msg_hdr.msg_iov = iov[i];
 		m[i].msg_hdr.msg_iovlen = 2;
 	}
@@ -219,6 +232,8 @@ static int stream(struct cli *c, enum fl_send how, double *mbps)
 			    hdr[i] + ETH_HLEN,
 			    &(struct fl_hdr){.kind = FL_DATA, .rep = c->rep, .seq = seq + i});
 			iov[i][1] = (struct iovec){(void *)pp_pattern_msg(&c->pat, seq + i), body};
+			if (o->mac)
+				seal(o->mac, hdr[i], off, &iov[i][1], c->rep, seq + i);
 		}
 		n = mmsg ? fl_link_sendmmsg(c->l, m, b) : fl_link_send(c->l, iov[0], 2);
 		if (n == 0 && !mmsg)
@@ -293,7 +308,7 @@ static int run_bw(struct cli *c, enum fl_send how)
 	       "%.2f us per frame, median\n",
 	       pp_median(cpu, o->reps));
 	if (t.invalid) {
-		printf("# DATA CORRUPTION: %llu frames of wrong length or pattern\n",
+		printf("# DATA CORRUPTION: %llu frames of wrong length, pattern or MAC\n",
 		       (unsigned long long)t.invalid);
 		return 3;
 	}
@@ -312,7 +327,7 @@ int fl_client(struct fl_link *l, const struct fl_opts *o)
 	int rc = 0;
 
 	fl_link_set_peer(l, o->peer);
-	if (pp_pattern_init(&c.pat, o->size - FL_HDR))
+	if (pp_pattern_init(&c.pat, o->size - fl_data_off(o->mac)))
 		return 1;
 	printf("# gamma-floor: raw AF_PACKET frames, EtherType 0x%04x, %s MTU %u, no protocol; "
 	       "both sides busy-poll a TPACKET_V2 receive ring\n",

@@ -62,6 +62,16 @@ enum fl_test {
 
 #define FL_MSG_SIZES_MAX 16
 
+/*
+ * --mac-key: data frames of bw and mmsg carry gamma's frame MAC (gm_mac.h):
+ * after the floor's 8 header bytes, the rest of a struct gm_hdr's 60 (its
+ * nonce and tag where gamma has them), sealed by the sender and checked by
+ * the receiver, so the figure is what a raw-frame transport pays with a MAC
+ * on every frame and nothing else.
+ */
+#define FL_MAC_ZONE 52
+struct gm_mac;
+
 struct fl_opts {
 	bool server;
 	uint8_t peer[ETH_ALEN]; /* --client MAC */
@@ -70,7 +80,14 @@ struct fl_opts {
 	unsigned tests, reps, iters, warmup, size, batch;
 	unsigned msg_sizes[FL_MSG_SIZES_MAX], n_msg_sizes; /* --msg-sizes */
 	double seconds, timeout;
+	struct gm_mac *mac; /* --mac-key, or NULL */
 };
+
+/* Where a data frame's pattern starts after the Ethernet header. */
+static inline unsigned fl_data_off(const struct gm_mac *mac)
+{
+	return FL_HDR + (mac ? FL_MAC_ZONE : 0);
+}
 
 /* ---- the message test (msg.c) ---- */
 

@@ -30,7 +30,11 @@
  *   gamma-floor --server --iface IF [--timeout S]
  *   gamma-floor --client MAC --iface IF [--tests lat,bw,mmsg,ring,msg] [--reps N]
  *               [--seconds S] [--iters N] [--warmup N] [--size B] [--batch N]
- *               [--msg-sizes S,S...]
+ *               [--msg-sizes S,S...] [--mac-key HEX]
+ *
+ * --mac-key (both ends, 16-64 bytes in hex): bw and mmsg data frames carry
+ * gamma's frame MAC, sealed and checked (floor.h), for what a MAC costs a
+ * raw-frame transport on this link.
  *
  * The server learns the client's MAC from its first hello and serves until
  * the client says goodbye.  Output (client): '#' notes and CSV rows
@@ -48,6 +52,7 @@
 #include <unistd.h>
 
 #include "floor.h"
+#include "gm_mac.h"
 
 static double clock_s(clockid_t id)
 {
@@ -119,7 +124,7 @@ static void usage(int rc)
 	        "usage: gamma-floor --server --iface IF [--timeout S]\n"
 	        "       gamma-floor --client MAC --iface IF [--tests lat,bw,mmsg,ring,msg]\n"
 	        "                   [--reps N] [--seconds S] [--iters N] [--warmup N] [--size B]\n"
-	        "                   [--batch N] [--msg-sizes S,S...]\n"
+	        "                   [--batch N] [--msg-sizes S,S...] [--mac-key HEX]\n"
 	        "  --tests    lat: 8-byte ping-pong; bw: stream, one sendmsg per frame;\n"
 	        "             mmsg: stream, sendmmsg batches; ring: stream, PACKET_TX_RING\n"
 	        "             batches; msg: ping-pong of messages of several frames\n"
@@ -128,6 +133,8 @@ static void usage(int rc)
 	        "  --seconds  receiver's counting interval per repetition (default 1)\n"
 	        "  --iters    round trips per repetition (default 1000, after --warmup 100)\n"
 	        "  --msg-sizes  message bytes for msg (default 4096,16384,65536)\n"
+	        "  --mac-key  bw and mmsg frames carry gamma's MAC under this secret (hex,\n"
+	        "             16-64 bytes; give it to both ends; not with msg or ring)\n"
 	        "  --size     data frame payload bytes (default: the MTU)\n"
 	        "  --batch    frames per sendmmsg or ring flush (default 64)\n"
 	        "  --ethertype T  (default 0x88B5)   --timeout S  (default 30)\n");
@@ -207,6 +214,26 @@ static void msg_sizes(const char *s, struct fl_opts *o)
 		usage(2);
 }
 
+static void mac_key(const char *hex, struct fl_opts *o)
+{
+	uint8_t key[GM_SECRET_MAX];
+	size_t n = 0;
+
+	while (hex[0] && hex[1] && n < sizeof(key) && sscanf(hex, "%2hhx", &key[n]) == 1) {
+		hex += 2;
+		n++;
+	}
+	if (*hex || n < GM_SECRET_MIN) {
+		fprintf(stderr, "gamma-floor: --mac-key wants %d to %d bytes in hex\n",
+		        GM_SECRET_MIN, GM_SECRET_MAX);
+		exit(2);
+	}
+	if (gm_mac_create(key, n, &o->mac)) {
+		fprintf(stderr, "gamma-floor: cannot set up the MAC (libcrypto, libsodium)\n");
+		exit(1);
+	}
+}
+
 static void parse(int argc, char **argv, struct fl_opts *o)
 {
 	static const struct option lo[] = {{"server", no_argument, 0, 'S'},
@@ -222,6 +249,7 @@ static void parse(int argc, char **argv, struct fl_opts *o)
 	                                   {"ethertype", required_argument, 0, 'e'},
 	                                   {"timeout", required_argument, 0, 'T'},
 	                                   {"msg-sizes", required_argument, 0, 'm'},
+	                                   {"mac-key", required_argument, 0, 'k'},
 	                                   {"help", no_argument, 0, 'h'},
 	                                   {0, 0, 0, 0}};
 	bool client = false;
@@ -286,6 +314,9 @@ static void parse(int argc, char **argv, struct fl_opts *o)
 		case 'm':
 			msg_sizes(optarg, o);
 			break;
+		case 'k':
+			mac_key(optarg, o);
+			break;
 		case 'h':
 			usage(0);
 			break;
@@ -295,6 +326,10 @@ static void parse(int argc, char **argv, struct fl_opts *o)
 	}
 	if (optind < argc || client == o->server || !o->iface)
 		usage(2);
+	if (o->mac && (o->tests & (FL_TEST_MSG | FL_TEST_RING))) {
+		fprintf(stderr, "gamma-floor: --mac-key goes with the lat, bw and mmsg tests\n");
+		exit(2);
+	}
 }
 
 int main(int argc, char **argv)

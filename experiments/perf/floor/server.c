@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "floor.h"
+#include "gm_mac.h"
+#include "gm_wire.h"
 
 struct srv {
 	struct fl_link *l;
@@ -19,6 +21,7 @@ struct srv {
 	struct fl_msg_server msg;
 	unsigned long pongs, foreign;
 	unsigned batch;
+	struct gm_mac *mac; /* --mac-key */
 };
 
 static int send_stop(struct srv *s)
@@ -61,7 +64,8 @@ static int data(struct srv *s, const struct fl_hdr *h, const uint8_t *f, unsigne
 	if (t >= s->t0 + s->plan.interval_us * 1e-6)
 		return finish(s);
 	if (len != ETH_HLEN + s->plan.size ||
-	    pp_pattern_check(&s->pat, h->seq, f + ETH_HLEN + FL_HDR)) {
+	    (s->mac && gm_mac_check(s->mac, f, len) != GM_WIRE_OK) ||
+	    pp_pattern_check(&s->pat, h->seq, f + ETH_HLEN + fl_data_off(s->mac))) {
 		s->c.invalid++;
 		return 0;
 	}
@@ -94,13 +98,13 @@ static int hello(struct srv *s, const uint8_t *f, unsigned len)
 	memcpy(&p, f + ETH_HLEN + FL_HDR, sizeof(p));
 	p.size = ntohl(p.size);
 	p.interval_us = ntohl(p.interval_us);
-	if (p.size < FL_HDR + 56 || p.size > s->l->mtu || !p.interval_us) {
+	if (p.size < fl_data_off(s->mac) + 56 || p.size > s->l->mtu || !p.interval_us) {
 		fprintf(stderr,
 		        "gamma-floor: the client's plan (size %u, MTU here %u) is unusable\n",
 		        p.size, s->l->mtu);
 		return -1;
 	}
-	if (p.size != s->plan.size && pp_pattern_init(&s->pat, p.size - FL_HDR)) {
+	if (p.size != s->plan.size && pp_pattern_init(&s->pat, p.size - fl_data_off(s->mac))) {
 		fprintf(stderr, "gamma-floor: out of memory\n");
 		return -1;
 	}
@@ -136,8 +140,8 @@ static int frame(struct srv *s, const uint8_t *f, unsigned len, unsigned caplen)
 	case FL_DATA:
 		return data(s, &h, f, len, fl_link_stamp(s->l));
 	case FL_MSG:
-		if (!s->plan.size)
-			return 0; /* no hello yet */
+		if (!s->plan.size || s->mac)
+			return 0; /* no hello yet, or data frames with a MAC (msg.c has none) */
 		return fl_msg_serve(&s->msg, s->l, &h, f, len, s->plan.size - FL_HDR, &s->pat,
 		                    s->batch);
 	case FL_BYE:
@@ -153,7 +157,7 @@ static int frame(struct srv *s, const uint8_t *f, unsigned len, unsigned caplen)
 
 int fl_server(struct fl_link *l, const struct fl_opts *o)
 {
-	struct srv s = {.l = l, .batch = o->batch};
+	struct srv s = {.l = l, .batch = o->batch, .mac = o->mac};
 	double idle = fl_now() + o->timeout;
 	unsigned long spins = 0;
 	int rc = 0;
