@@ -1,9 +1,10 @@
 #!/bin/bash
 # Smoke test of experiments/perf/gamma-bench --quick: on its own fresh virtual cluster,
-# every stack (the raw-frame floor by send and sendmmsg, libfabric gamma and
-# tcp, Open MPI btl gamma and btl tcp, MPICH over TCP) must run and verify
-# its data, and the report must hold a row for each, the floor's beside
-# gamma's. No timing is asserted: the machine is shared.
+# every stack (the raw-frame floor by send and sendmmsg, without and with
+# gamma's frame MAC, libfabric gamma and tcp, Open MPI btl gamma and btl
+# tcp, MPICH over TCP) must run and verify its data, and the report must
+# hold a row for each, the floor's beside gamma's. No timing is asserted:
+# the machine is shared.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${GAMMA_BUILD_DIR:-$(pwd)/..}
@@ -25,7 +26,7 @@ rc=$?
 grep -q '^gamma-bench: every run verified its data$' "$out/log" || fail "no verdict: $(tail "$out/log")"
 grep -q '^# verified: [1-9][0-9]* pongs, each with its ping.s repetition and sequence number' \
 	"$out/veth1500.floor.lat.cli" || fail "floor lat: no verified pongs: $(tail -3 "$out/veth1500.floor.lat.cli")"
-for st in floor floor-mmsg; do
+for st in floor floor-mmsg floor-mac floor-mmsg-mac; do
 	grep -q '^# verified: every byte of [1-9][0-9]* frames ([1-9][0-9]* bytes) at the receiver' \
 		"$out/veth1500.$st.bw.cli" || fail "$st bw: no verified frames: $(tail -3 "$out/veth1500.$st.bw.cli")"
 	grep -q ' 0 invalid;' "$out/veth1500.$st.bw.srv" || fail "$st bw: receiver saw invalid frames"
@@ -44,7 +45,7 @@ for t in exchange exch-cold; do
 	grep -q "^veth1500,mpi-gamma,$t,9248,[0-9.]*,us," "$out/results.csv" ||
 		fail "results.csv lacks btl gamma's $t row"
 done
-for st in floor floor-mmsg; do
+for st in floor floor-mmsg floor-mac floor-mmsg-mac; do
 	grep -q "^veth1500,$st,bandwidth,1500,[0-9.]*,MB/s," "$out/results.csv" ||
 		fail "results.csv lacks $st bandwidth at frames of MTU 1500"
 done
