@@ -32,14 +32,19 @@ for st in floor floor-mmsg floor-mac floor-mmsg-mac; do
 	grep -q ' 0 invalid;' "$out/veth1500.$st.bw.srv" || fail "$st bw: receiver saw invalid frames"
 done
 grep -q '^veth1500,floor,latency,8,[0-9.]*,us,' "$out/results.csv" || fail "results.csv lacks the floor's latency"
-# Messages of several frames (4096 B: 3 frames at MTU 1500), both ways verified.
-grep -q '^# verified: every byte of [1-9][0-9]* frames ([1-9][0-9]* bytes) of [1-9][0-9]* messages each way' \
-	"$out/veth1500.floor.msg.cli" || fail "floor msg: no verified messages: $(tail -3 "$out/veth1500.floor.msg.cli")"
-grep -q 'answered [1-9][0-9]* messages ([1-9][0-9]* frames verified, 0 invalid)' "$out/veth1500.floor.msg.srv" ||
-	fail "floor msg: the server verified no message: $(tail -2 "$out/veth1500.floor.msg.srv")"
-grep -q '^veth1500,floor,latency,4096,[0-9.]*,us,' "$out/results.csv" ||
-	fail "results.csv lacks the floor's 4096-byte message latency"
-grep -Eq '^veth1500 +4096 +\| +[0-9.]+ +- +[0-9.]+ +[0-9.]+ +\| +- +[0-9.]+ +[0-9.]+$' "$out/summary.txt" ||
+# Messages of several frames (4096 B: 3 frames at MTU 1500), both ways
+# verified, without and with the frame MAC.
+for st in floor floor-mac; do
+	grep -q '^# verified: every byte of [1-9][0-9]* frames ([1-9][0-9]* bytes) of [1-9][0-9]* messages each way' \
+		"$out/veth1500.$st.msg.cli" || fail "$st msg: no verified messages: $(tail -3 "$out/veth1500.$st.msg.cli")"
+	grep -q 'answered [1-9][0-9]* messages ([1-9][0-9]* frames verified, 0 invalid)' "$out/veth1500.$st.msg.srv" ||
+		fail "$st msg: the server verified no message: $(tail -2 "$out/veth1500.$st.msg.srv")"
+	grep -q "^veth1500,$st,latency,4096,[0-9.]*,us," "$out/results.csv" ||
+		fail "results.csv lacks $st's 4096-byte message latency"
+done
+grep -q '^# message latency: .* each with gamma.s frame MAC' "$out/veth1500.floor-mac.msg.cli" ||
+	fail "floor-mac msg did not carry the MAC: $(head -3 "$out/veth1500.floor-mac.msg.cli")"
+grep -Eq '^veth1500 +4096 +\| +[0-9.]+ +[0-9.]+ +- +[0-9.]+ +[0-9.]+ +\| +- +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$out/summary.txt" ||
 	fail "summary lacks the 4096-byte row beside the floor: $(cat "$out/summary.txt")"
 for t in exchange exch-cold; do
 	grep -q "^veth1500,mpi-gamma,$t,9248,[0-9.]*,us," "$out/results.csv" ||

@@ -186,16 +186,6 @@ static int ring_batch(struct cli *c, uint32_t seq, unsigned b)
 	}
 }
 
-/* gamma's MAC on a data frame: its header (nonce in gm_hdr's place) and payload. */
-static void seal(struct gm_mac *mac, uint8_t *hdr, unsigned off, const struct iovec *payload,
-                 uint8_t rep, uint32_t seq)
-{
-	uint64_t nonce = htobe64(((uint64_t)rep << 32 | seq) + 1);
-
-	memcpy(hdr + ETH_HLEN + offsetof(struct gm_hdr, nonce), &nonce, sizeof(nonce));
-	gm_mac_seal_iov(mac, hdr, ETH_HLEN + off, payload, 1);
-}
-
 /* One repetition: frames until the server's STOP for this repetition. */
 static int stream(struct cli *c, enum fl_send how, double *mbps)
 {
@@ -233,7 +223,7 @@ static int stream(struct cli *c, enum fl_send how, double *mbps)
 			    &(struct fl_hdr){.kind = FL_DATA, .rep = c->rep, .seq = seq + i});
 			iov[i][1] = (struct iovec){(void *)pp_pattern_msg(&c->pat, seq + i), body};
 			if (o->mac)
-				seal(o->mac, hdr[i], off, &iov[i][1], c->rep, seq + i);
+				fl_seal(o->mac, hdr[i], &iov[i][1]);
 		}
 		n = mmsg ? fl_link_sendmmsg(c->l, m, b) : fl_link_send(c->l, iov[0], 2);
 		if (n == 0 && !mmsg)

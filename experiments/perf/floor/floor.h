@@ -63,14 +63,15 @@ enum fl_test {
 #define FL_MSG_SIZES_MAX 16
 
 /*
- * --mac-key: data frames of bw and mmsg carry gamma's frame MAC (gm_mac.h):
- * after the floor's 8 header bytes, the rest of a struct gm_hdr's 60 (its
- * nonce and tag where gamma has them), sealed by the sender and checked by
- * the receiver, so the figure is what a raw-frame transport pays with a MAC
- * on every frame and nothing else.
+ * --mac-key: data frames of bw and mmsg, and every frame of msg's messages
+ * both ways, carry gamma's frame MAC (gm_mac.h): after the floor's 8 header
+ * bytes, the rest of a struct gm_hdr's 60 (its nonce and tag where gamma has
+ * them), sealed by the sender and checked by the receiver, so the figure is
+ * what a raw-frame transport pays with a MAC on every frame and nothing else.
  */
 #define FL_MAC_ZONE 52
 struct gm_mac;
+struct iovec;
 
 struct fl_opts {
 	bool server;
@@ -110,18 +111,19 @@ struct fl_msg_server {
 	unsigned long frames, answers, invalid;
 };
 
-/* Sends every frame of m as kind, in sendmmsg batches: 0 or -1 (message on stderr). */
+/* Sends every frame of m as kind, in sendmmsg batches, sealed with mac
+ * unless NULL: 0 or -1 (message on stderr). */
 int fl_msg_send(struct fl_link *l, const struct fl_msg *m, uint8_t kind,
-                const struct pp_pattern *pat, unsigned batch);
+                const struct pp_pattern *pat, unsigned batch, struct gm_mac *mac);
 /* 0 and *idx when frame f (len bytes) is a well-formed frame of a message
- * with its pattern; -1 otherwise. */
+ * with its pattern (and, with mac, its MAC); -1 otherwise. */
 int fl_msg_frame(const struct fl_hdr *h, const uint8_t *f, unsigned len, unsigned body,
-                 const struct pp_pattern *pat, unsigned *idx);
+                 const struct pp_pattern *pat, struct gm_mac *mac, unsigned *idx);
 /* The server's end: takes one FL_MSG frame, answers a message once it holds
  * all of it.  0, or -1 when sending failed. */
 int fl_msg_serve(struct fl_msg_server *s, struct fl_link *l, const struct fl_hdr *h,
                  const uint8_t *f, unsigned len, unsigned body, const struct pp_pattern *pat,
-                 unsigned batch);
+                 unsigned batch, struct gm_mac *mac);
 /* The client's end, every --msg-sizes size: CSV rows; 0, 1 on failure, 3 on
  * corrupt data. */
 int fl_msg_run(struct fl_link *l, const struct fl_opts *o, const struct pp_pattern *pat);
@@ -132,6 +134,13 @@ double fl_wall(void);
 void fl_hdr_put(uint8_t *p, const struct fl_hdr *h);
 /* 0 when the frame has a floor header (*h filled), -1 when it is too short. */
 int fl_hdr_get(const uint8_t *frame, unsigned len, struct fl_hdr *h);
+/*
+ * Seals a data frame: hdr holds its Ethernet and floor headers and the MAC
+ * zone, payload the rest.  The nonce is the frame's kind, repetition and
+ * sequence number, so no two frames a sender seals with different bytes
+ * share one (a message sent again is the same bytes).
+ */
+void fl_seal(struct gm_mac *mac, uint8_t *hdr, const struct iovec *payload);
 /* One control frame to the peer (retried while buffers are full): 0 or -1. */
 int fl_send_ctrl(struct fl_link *l, const struct fl_hdr *h, const void *body, unsigned n);
 

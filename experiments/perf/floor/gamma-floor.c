@@ -32,9 +32,9 @@
  *               [--seconds S] [--iters N] [--warmup N] [--size B] [--batch N]
  *               [--msg-sizes S,S...] [--mac-key HEX]
  *
- * --mac-key (both ends, 16-64 bytes in hex): bw and mmsg data frames carry
- * gamma's frame MAC, sealed and checked (floor.h), for what a MAC costs a
- * raw-frame transport on this link.
+ * --mac-key (both ends, 16-64 bytes in hex): bw and mmsg data frames, and
+ * msg's frames both ways, carry gamma's frame MAC, sealed and checked
+ * (floor.h), for what a MAC costs a raw-frame transport on this link.
  *
  * The server learns the client's MAC from its first hello and serves until
  * the client says goodbye.  Output (client): '#' notes and CSV rows
@@ -53,6 +53,7 @@
 
 #include "floor.h"
 #include "gm_mac.h"
+#include "gm_wire.h"
 
 static double clock_s(clockid_t id)
 {
@@ -99,6 +100,18 @@ int fl_hdr_get(const uint8_t *frame, unsigned len, struct fl_hdr *h)
 	return h->count && h->kind != FL_MSG && h->kind != FL_MSG_BACK ? -1 : 0;
 }
 
+void fl_seal(struct gm_mac *mac, uint8_t *hdr, const struct iovec *payload)
+{
+	const uint8_t *fh = hdr + ETH_HLEN;
+	uint32_t seq;
+	uint64_t nonce;
+
+	memcpy(&seq, fh + 4, 4);
+	nonce = htobe64(((uint64_t)fh[0] << 40 | (uint64_t)fh[1] << 32 | ntohl(seq)) + 1);
+	memcpy(hdr + ETH_HLEN + offsetof(struct gm_hdr, nonce), &nonce, sizeof(nonce));
+	gm_mac_seal_iov(mac, hdr, ETH_HLEN + fl_data_off(mac), payload, 1);
+}
+
 int fl_send_ctrl(struct fl_link *l, const struct fl_hdr *h, const void *body, unsigned n)
 {
 	uint8_t hdr[ETH_HLEN + FL_HDR];
@@ -133,8 +146,8 @@ static void usage(int rc)
 	        "  --seconds  receiver's counting interval per repetition (default 1)\n"
 	        "  --iters    round trips per repetition (default 1000, after --warmup 100)\n"
 	        "  --msg-sizes  message bytes for msg (default 4096,16384,65536)\n"
-	        "  --mac-key  bw and mmsg frames carry gamma's MAC under this secret (hex,\n"
-	        "             16-64 bytes; give it to both ends; not with msg or ring)\n"
+	        "  --mac-key  bw, mmsg and msg frames carry gamma's MAC under this secret\n"
+	        "             (hex, 16-64 bytes; give it to both ends; not with ring)\n"
 	        "  --size     data frame payload bytes (default: the MTU)\n"
 	        "  --batch    frames per sendmmsg or ring flush (default 64)\n"
 	        "  --ethertype T  (default 0x88B5)   --timeout S  (default 30)\n");
@@ -326,8 +339,9 @@ static void parse(int argc, char **argv, struct fl_opts *o)
 	}
 	if (optind < argc || client == o->server || !o->iface)
 		usage(2);
-	if (o->mac && (o->tests & (FL_TEST_MSG | FL_TEST_RING))) {
-		fprintf(stderr, "gamma-floor: --mac-key goes with the lat, bw and mmsg tests\n");
+	if (o->mac && (o->tests & FL_TEST_RING)) {
+		fprintf(stderr,
+		        "gamma-floor: --mac-key goes with the lat, bw, mmsg and msg tests\n");
 		exit(2);
 	}
 }

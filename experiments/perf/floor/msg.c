@@ -4,7 +4,9 @@
  * bytes as ceil(S / payload) frames, handed to the kernel by sendmmsg in
  * batches of up to --batch; the server, once it holds every frame, sends as
  * many back the same way.  No protocol: no header beyond the floor's, no
- * checksum, no ack.  This is what any raw-frame transport that sends one
+ * checksum, no ack; with --mac-key every frame, both ways, carries gamma's
+ * frame MAC, sealed before it is handed over and checked before its
+ * payload.  This is what any raw-frame transport that sends one
  * frame per kernel buffer pays for a multi-frame message on this link,
  * the bound beside which gamma-bench sets MPI's 4, 16 and 64 KiB latency.
  *
@@ -24,6 +26,8 @@
 
 #include "../../pingpong/report.h"
 #include "floor.h"
+#include "gm_mac.h"
+#include "gm_wire.h"
 
 #define MSG_MASK ((1u << (32 - FL_MSG_SHIFT)) - 1)
 
@@ -34,12 +38,12 @@ static unsigned frames_of(unsigned size, unsigned body)
 
 /* Nothing allocated while a message is timed: one batch's headers, ready. */
 #define BATCH_MAX 1024 /* --batch's bound */
-static uint8_t hdr[BATCH_MAX][ETH_HLEN + FL_HDR];
+static uint8_t hdr[BATCH_MAX][ETH_HLEN + FL_HDR + FL_MAC_ZONE];
 static struct iovec iov[BATCH_MAX][2];
 static struct mmsghdr mm[BATCH_MAX];
 
 int fl_msg_send(struct fl_link *l, const struct fl_msg *m, uint8_t kind,
-                const struct pp_pattern *pat, unsigned batch)
+                const struct pp_pattern *pat, unsigned batch, struct gm_mac *mac)
 {
 	double give_up = fl_now() + 1;
 	unsigned sent = 0;
@@ -59,9 +63,11 @@ int fl_msg_send(struct fl_link *l, const struct fl_msg *m, uint8_t kind,
 			                                               .rep = m->rep,
 			                                               .count = (uint16_t)m->count,
 			                                               .seq = seq});
-			iov[i][0] = (struct iovec){hdr[i], sizeof(hdr[i])};
+			iov[i][0] = (struct iovec){hdr[i], ETH_HLEN + fl_data_off(mac)};
 			iov[i][1] = (struct iovec){(void *)pp_pattern_msg(pat, seq),
 			                           idx + 1 < m->count ? m->body : m->last};
+			if (mac)
+				fl_seal(mac, hdr[i], &iov[i][1]);
 			mm[i].msg_hdr = (struct msghdr){.msg_iov = iov[i], .msg_iovlen = 2};
 		}
 		k = fl_link_sendmmsg(l, mm, n);
@@ -80,14 +86,16 @@ int fl_msg_send(struct fl_link *l, const struct fl_msg *m, uint8_t kind,
 }
 
 int fl_msg_frame(const struct fl_hdr *h, const uint8_t *f, unsigned len, unsigned body,
-                 const struct pp_pattern *pat, unsigned *idx)
+                 const struct pp_pattern *pat, struct gm_mac *mac, unsigned *idx)
 {
-	unsigned i = h->seq & (FL_MSG_FRAMES_MAX - 1), plen = len - ETH_HLEN - FL_HDR;
+	unsigned i = h->seq & (FL_MSG_FRAMES_MAX - 1), off = ETH_HLEN + fl_data_off(mac);
+	unsigned plen = len > off ? len - off : 0;
 
 	if (!h->count || h->count > FL_MSG_FRAMES_MAX || i >= h->count || !plen || plen > body ||
 	    (i + 1 < h->count && plen != body))
 		return -1;
-	if (memcmp(f + ETH_HLEN + FL_HDR, pp_pattern_msg(pat, h->seq), plen))
+	if ((mac && gm_mac_check(mac, f, len) != GM_WIRE_OK) ||
+	    memcmp(f + off, pp_pattern_msg(pat, h->seq), plen))
 		return -1;
 	*idx = i;
 	return 0;
@@ -97,12 +105,12 @@ int fl_msg_frame(const struct fl_hdr *h, const uint8_t *f, unsigned len, unsigne
 
 int fl_msg_serve(struct fl_msg_server *s, struct fl_link *l, const struct fl_hdr *h,
                  const uint8_t *f, unsigned len, unsigned body, const struct pp_pattern *pat,
-                 unsigned batch)
+                 unsigned batch, struct gm_mac *mac)
 {
 	uint32_t id = h->seq >> FL_MSG_SHIFT;
 	unsigned i;
 
-	if (fl_msg_frame(h, f, len, body, pat, &i)) {
+	if (fl_msg_frame(h, f, len, body, pat, mac, &i)) {
 		s->invalid++;
 		return 0;
 	}
@@ -117,19 +125,19 @@ int fl_msg_serve(struct fl_msg_server *s, struct fl_link *l, const struct fl_hdr
 		/* Sent again: our answer was lost.  Answer once more at its end. */
 		if (s->answered && i + 1 == s->m.count) {
 			s->answers++;
-			return fl_msg_send(l, &s->m, FL_MSG_BACK, pat, batch);
+			return fl_msg_send(l, &s->m, FL_MSG_BACK, pat, batch, mac);
 		}
 		return 0;
 	}
 	s->seen[i / 64] |= 1ull << (i % 64);
 	s->frames++;
 	if (i + 1 == s->m.count)
-		s->m.last = len - ETH_HLEN - FL_HDR;
+		s->m.last = len - ETH_HLEN - fl_data_off(mac);
 	if (++s->got < s->m.count)
 		return 0;
 	s->answered = true;
 	s->answers++;
-	return fl_msg_send(l, &s->m, FL_MSG_BACK, pat, batch);
+	return fl_msg_send(l, &s->m, FL_MSG_BACK, pat, batch, mac);
 }
 
 /* ---- the client's end ---- */
@@ -164,7 +172,7 @@ static int await_answer(struct fl_link *l, const struct fl_opts *o, const struct
 				return 1;
 			}
 			if (t > again) {
-				if (fl_msg_send(l, m, FL_MSG, pat, o->batch))
+				if (fl_msg_send(l, m, FL_MSG, pat, o->batch, o->mac))
 					return 1;
 				(*resent)++;
 				again = t + 0.1;
@@ -174,8 +182,10 @@ static int await_answer(struct fl_link *l, const struct fl_opts *o, const struct
 		if (caplen == len && !memcmp(f + ETH_ALEN, l->to.sll_addr, ETH_ALEN) &&
 		    !fl_hdr_get(f, len, &h) && h.kind == FL_MSG_BACK && h.rep == m->rep &&
 		    h.seq >> FL_MSG_SHIFT == m->id) {
-			if (fl_msg_frame(&h, f, len, m->body, pat, &i) || h.count != m->count ||
-			    (i + 1 == m->count && len - ETH_HLEN - FL_HDR != m->last)) {
+			if (fl_msg_frame(&h, f, len, m->body, pat, o->mac, &i) ||
+			    h.count != m->count ||
+			    (i + 1 == m->count &&
+			     len - ETH_HLEN - fl_data_off(o->mac) != m->last)) {
 				fl_link_release(l);
 				printf(
 				    "# DATA CORRUPTION: a frame of message %u's answer is wrong\n",
@@ -194,7 +204,7 @@ static int await_answer(struct fl_link *l, const struct fl_opts *o, const struct
 
 int fl_msg_run(struct fl_link *l, const struct fl_opts *o, const struct pp_pattern *pat)
 {
-	unsigned body = o->size - FL_HDR, n = o->warmup + o->iters;
+	unsigned body = o->size - fl_data_off(o->mac), n = o->warmup + o->iters;
 	double *rtt = malloc(o->iters * sizeof(*rtt)), v[o->reps];
 	unsigned long messages = 0, frames = 0, bytes = 0, resent = 0;
 	uint32_t id = 0;
@@ -221,7 +231,7 @@ int fl_msg_run(struct fl_link *l, const struct fl_opts *o, const struct pp_patte
 				                   .last = size - (count - 1) * body};
 				double t0 = fl_now();
 
-				if (fl_msg_send(l, &m, FL_MSG, pat, o->batch))
+				if (fl_msg_send(l, &m, FL_MSG, pat, o->batch, o->mac))
 					goto out;
 				rc = await_answer(l, o, &m, pat, &resent);
 				if (rc)
@@ -238,10 +248,11 @@ int fl_msg_run(struct fl_link *l, const struct fl_opts *o, const struct pp_patte
 		if (!s)
 			printf(
 			    "# message latency: a message of S bytes as frames of up to %u payload "
-			    "bytes, sendmmsg batches of %u,\n#   sent back the same way once every "
+			    "bytes%s, sendmmsg batches of %u,\n#   sent back the same way once "
+			    "every "
 			    "frame is in; half the median round trip, median over %u "
 			    "repetitions\n",
-			    body, o->batch, o->reps);
+			    body, o->mac ? " each with gamma's frame MAC" : "", o->batch, o->reps);
 		printf("latency,%u,%.3f,us\n", size, pp_median(v, o->reps));
 	}
 	printf("# verified: every byte of %lu frames (%lu bytes) of %lu messages each way (%lu "

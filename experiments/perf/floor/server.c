@@ -140,10 +140,10 @@ static int frame(struct srv *s, const uint8_t *f, unsigned len, unsigned caplen)
 	case FL_DATA:
 		return data(s, &h, f, len, fl_link_stamp(s->l));
 	case FL_MSG:
-		if (!s->plan.size || s->mac)
-			return 0; /* no hello yet, or data frames with a MAC (msg.c has none) */
-		return fl_msg_serve(&s->msg, s->l, &h, f, len, s->plan.size - FL_HDR, &s->pat,
-		                    s->batch);
+		if (!s->plan.size)
+			return 0; /* no hello yet */
+		return fl_msg_serve(&s->msg, s->l, &h, f, len, s->plan.size - fl_data_off(s->mac),
+		                    &s->pat, s->batch, s->mac);
 	case FL_BYE:
 		return fl_send_ctrl(s->l, &(struct fl_hdr){.kind = FL_BYE_ACK, .rep = 0, .seq = 0},
 		                    NULL, 0)
