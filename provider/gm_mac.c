@@ -2,6 +2,7 @@
 /* Frame MACs: SipHash for small frames, Poly1305 under AES-derived one-time keys above (gm_mac.h).
  */
 #include "gm_mac.h"
+#include "gm_simd.h"
 
 #include <endian.h>
 #include <stdbool.h>
@@ -22,37 +23,18 @@ struct gm_mac {
 	EVP_MAC_CTX *poly;
 	uint8_t sip[crypto_shorthash_siphashx24_KEYBYTES];
 	uint32_t key_id;
-	bool vzeroupper; /* the CPU has AVX: see upper_clear */
+	bool vzeroupper; /* the CPU has AVX (gm_simd.h) */
 };
 
 /*
- * OpenSSL 3.0's AVX-512 Poly1305 returns with the upper halves of the
- * vector registers in use, and the application's own SSE code then ran
- * slower after every MAC: NPB MG class A over btl gamma took 1.21-1.30 s
- * here, 0.71-0.88 s with this vzeroupper after the MAC (AMD EPYC, 3 rounds
- * each).  Masking OpenSSL's AVX-512 code instead gave MG the same time but
- * its AVX2 Poly1305: a 1 MiB MPI message at MTU 65000 took 570-610 us
- * there and 355-415 us with AVX-512 and this (experiments/perf/README.md).
+ * OpenSSL 3.0's AVX-512 Poly1305 leaves the vector registers' upper halves
+ * in use (gm_simd.h): NPB MG class A over btl gamma took 1.21-1.30 s here
+ * without a vzeroupper after the MAC, 0.71-0.88 s with it (AMD EPYC, 3
+ * rounds each).  Masking OpenSSL's AVX-512 code instead gave MG the same
+ * time but its AVX2 Poly1305: a 1 MiB MPI message at MTU 65000 took
+ * 570-610 us there and 355-415 us with AVX-512 and the vzeroupper
+ * (experiments/perf/README.md).
  */
-static inline void upper_clear(void)
-{
-#if defined(__x86_64__)
-	__asm__ volatile("vzeroupper"
-	                 :
-	                 :
-	                 : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
-	                   "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
-#endif
-}
-
-static bool cpu_has_avx(void)
-{
-#if defined(__x86_64__)
-	return __builtin_cpu_supports("avx");
-#else
-	return false;
-#endif
-}
 
 /* SHA-256(label || secret): labels keep K and the key id independent. */
 static int derive(const char *label, const void *secret, size_t len, uint8_t out[32])
@@ -90,7 +72,7 @@ int gm_mac_create(const void *secret, size_t len, struct gm_mac **out)
 	if (rc)
 		goto fail;
 	memcpy(m->sip, sip, sizeof(m->sip));
-	m->vzeroupper = cpu_has_avx();
+	m->vzeroupper = gm_cpu_has_avx();
 	rc = -FI_EOTHER;
 	m->aes = EVP_CIPHER_CTX_new();
 	if (!m->aes || !EVP_EncryptInit_ex(m->aes, EVP_aes_128_ecb(), NULL, k, NULL) ||
@@ -226,7 +208,7 @@ static bool poly_tag(struct gm_mac *m, const uint8_t *f, size_t len, uint64_t no
 	ok = pf.ok && (!pf.held || EVP_MAC_update(m->poly, pf.stash, pf.held)) &&
 	     EVP_MAC_final(m->poly, tag, &tl, GM_TAG_LEN) && tl == GM_TAG_LEN;
 	if (m->vzeroupper)
-		upper_clear();
+		gm_upper_clear();
 	OPENSSL_cleanse(otk, sizeof(otk));
 	return ok;
 }
