@@ -26,16 +26,6 @@ struct gm_mac {
 	bool vzeroupper; /* the CPU has AVX (gm_simd.h) */
 };
 
-/*
- * OpenSSL 3.0's AVX-512 Poly1305 leaves the vector registers' upper halves
- * in use (gm_simd.h): NPB MG class A over btl gamma took 1.21-1.30 s here
- * without a vzeroupper after the MAC, 0.71-0.88 s with it (AMD EPYC, 3
- * rounds each).  Masking OpenSSL's AVX-512 code instead gave MG the same
- * time but its AVX2 Poly1305: a 1 MiB MPI message at MTU 65000 took
- * 570-610 us there and 355-415 us with AVX-512 and the vzeroupper
- * (experiments/perf/README.md).
- */
-
 /* SHA-256(label || secret): labels keep K and the key id independent. */
 static int derive(const char *label, const void *secret, size_t len, uint8_t out[32])
 {
@@ -207,6 +197,14 @@ static bool poly_tag(struct gm_mac *m, const uint8_t *f, size_t len, uint64_t no
 		poly_feed(&pf, more[i].iov_base, more[i].iov_len);
 	ok = pf.ok && (!pf.held || EVP_MAC_update(m->poly, pf.stash, pf.held)) &&
 	     EVP_MAC_final(m->poly, tag, &tl, GM_TAG_LEN) && tl == GM_TAG_LEN;
+	/*
+	 * OpenSSL 3.0's AVX-512 Poly1305 leaves the vector registers' upper
+	 * halves in use (gm_simd.h): NPB MG class A over btl gamma took
+	 * 1.21-1.30 s here without this, 0.71-0.88 s with it.  Masking
+	 * OpenSSL's AVX-512 code instead gave MG the same time but its AVX2
+	 * Poly1305: a 1 MiB MPI message at MTU 65000 took 570-610 us there and
+	 * 355-415 us with AVX-512 and this (experiments/perf/README.md).
+	 */
 	if (m->vzeroupper)
 		gm_upper_clear();
 	OPENSSL_cleanse(otk, sizeof(otk));
